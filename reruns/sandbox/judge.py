@@ -1,0 +1,49 @@
+"""Judging: a problem's final submission against its hidden tests (once), or its visible tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from reruns.benchmarks.problem import Problem
+from reruns.sandbox.pool import SandboxPool
+from reruns.sandbox.program import assemble_program
+from reruns.sandbox.result import ExecutionResult
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judged submission: which problem, which dataset version, and what happened."""
+
+    problem_id: str
+    dataset_hash: str
+    result: ExecutionResult
+
+    @property
+    def status(self) -> str:
+        return self.result.status
+
+    @property
+    def passed(self) -> bool:
+        return self.result.passed
+
+
+def judge_hidden(pool: SandboxPool, problem: Problem, completion: str) -> ExecutionResult:
+    program = assemble_program(problem.prompt, completion, problem.entry_point)
+    return pool.run(program, problem.hidden_tests, setup=problem.test_setup,
+                    entry_point=problem.entry_point)
+
+
+def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResult:
+    program = assemble_program(problem.prompt, code, problem.entry_point)
+    return pool.run(program, problem.visible_tests, setup=problem.test_setup,
+                    entry_point=problem.entry_point)
+
+
+def judge_many(pool: SandboxPool, dataset_hash: str,
+               submissions: Iterable[tuple[Problem, str]]) -> Iterator[Verdict]:
+    """Judge (problem, completion) pairs concurrently; verdicts come back in input order."""
+    items = list(submissions)
+    results = pool.map(lambda item: judge_hidden(pool, item[0], item[1]), items)
+    for (problem, _), result in zip(items, results, strict=True):
+        yield Verdict(problem.id, dataset_hash, result)

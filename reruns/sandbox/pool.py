@@ -1,0 +1,55 @@
+"""A pool of sandbox workers sized to the machine; each worker owns one slot (one sandbox uid)."""
+
+from __future__ import annotations
+
+import os
+import queue
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from reruns.sandbox.executor import execute
+from reruns.sandbox.result import ExecutionResult, SandboxLimits
+
+T = TypeVar("T")
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class SandboxPool:
+    """Runs many executions concurrently. Threads only wait on child processes, so the GIL is no
+    bottleneck, and the parent survives whatever a child does."""
+
+    def __init__(self, workers: int | None = None, limits: SandboxLimits | None = None) -> None:
+        self.workers = workers or default_workers()
+        if self.workers < 1:
+            raise ValueError(f"`workers` must be at least 1, got {self.workers}")
+        self.limits = limits or SandboxLimits()
+        self._slots: queue.Queue[int] = queue.Queue()
+        for slot in range(self.workers):
+            self._slots.put(slot)
+        self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="sandbox")
+
+    def run(self, code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
+            entry_point: str | None = None) -> ExecutionResult:
+        slot = self._slots.get()
+        try:
+            return execute(code, tests, setup=setup, entry_point=entry_point, limits=self.limits,
+                           slot=slot)
+        finally:
+            self._slots.put(slot)
+
+    def map(self, function: Callable[[T], ExecutionResult], items: Iterable[T]) -> Iterator[ExecutionResult]:
+        """Apply ``function`` (which calls ``self.run``) to each item concurrently, results in order."""
+        return self._executor.map(function, items)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> SandboxPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
