@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -30,8 +31,40 @@ MBPP_TEST_SPLIT = range(11, 511)  # task ids 11..510: the standard 500-problem t
 DataDir = str | os.PathLike[str] | None
 
 
+def _cache_dir() -> Path:
+    return Path(os.environ.get("SOTACHECK_CACHE", Path.home() / ".cache" / "sotacheck")) / "records"
+
+
 def _records(path_or_hub_id: str, split: str = "train") -> list[dict[str, Any]]:
-    """Rows of a local JSON/JSONL(.gz) file or of a hub dataset, via ``datasets``."""
+    """Rows of a local JSON/JSONL(.gz) file or of a hub dataset, via ``datasets``.
+
+    A local file's rows are cached as JSON under ``$SOTACHECK_CACHE`` (default ``~/.cache/sotacheck``),
+    keyed by the file's SHA-256, so only the first load pays for importing ``datasets``.
+    """
+    local = Path(path_or_hub_id)
+    cache_file = None
+    if local.is_file():
+        digest = hashlib.sha256(local.read_bytes()).hexdigest()
+        cache_file = _cache_dir() / f"{digest}.json"
+        if cache_file.is_file():
+            try:
+                cached: list[dict[str, Any]] = json.loads(cache_file.read_text())
+                return cached
+            except ValueError:
+                pass  # a damaged cache entry is rebuilt below
+    rows = _load_with_datasets(path_or_hub_id, split)
+    if cache_file is not None:
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(rows))
+            os.replace(tmp, cache_file)
+        except OSError:
+            pass  # caching is an optimisation; a read-only home must not break loading
+    return rows
+
+
+def _load_with_datasets(path_or_hub_id: str, split: str) -> list[dict[str, Any]]:
     import datasets  # heavy import, kept lazy
 
     datasets.logging.set_verbosity_error()

@@ -1,9 +1,9 @@
-"""The sandbox's child process: confine itself, load the candidate, run each test, report events.
+"""The sandbox's child: confine itself, load the candidate, run each test, report events.
 
-Runs as ``python -I _child.py RESULT_FD`` with the job (JSON) on stdin. Standard library only: it must
-not import sotacheck, which the isolated interpreter cannot see anyway. Every event it writes to the
-result pipe carries a nonce the parent chose; the parent ignores lines without it, and a child that
-never writes its final ``done`` event is never counted as passed.
+``run_job`` runs in a process just forked by the supervisor (``_zygote.py``). Standard library only:
+the isolated interpreter cannot see sotacheck. Every event written to the result pipe carries a nonce
+the supervisor chose; lines without it are ignored, and a child that never writes its final ``done``
+event is never counted as passed.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ CAP_DAC_READ_SEARCH = 2
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 MB = 1024 * 1024
 _BUILTINS = builtins.__dict__
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def _restore_builtins(snapshot: dict[str, Any]) -> None:
@@ -51,7 +52,7 @@ def _drop_privileges(uid: int) -> None:
     """Become ``uid``, keeping only CAP_DAC_READ_SEARCH: the interpreter may still read (never write)
     files under root-only paths such as a pyenv in /root, but cannot signal or touch other users'
     processes and files."""
-    libc = ctypes.CDLL(None, use_errno=True)
+    libc = _LIBC
     libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
     os.setgroups([])
     os.setgid(uid)
@@ -67,8 +68,7 @@ def _drop_privileges(uid: int) -> None:
 def _confine(job: dict[str, Any]) -> None:
     limits = job["limits"]
     if job.get("isolate_network") and os.geteuid() == 0:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.unshare(CLONE_NEWNET)  # best effort: a fresh namespace has no interface but a down lo
+        _LIBC.unshare(CLONE_NEWNET)  # best effort: a fresh namespace has no interface but a down lo
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     cpu = int(limits["cpu_time_s"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -179,9 +179,8 @@ def _status_of(exc: BaseException) -> str:
     return "error"
 
 
-def main() -> None:
-    result_fd = int(sys.argv[1])
-    job = json.loads(sys.stdin.read())
+def run_job(job: dict[str, Any], result_fd: int) -> None:
+    """In a freshly forked child: confine, load the candidate, run each test, report, and exit."""
     nonce = job.pop("nonce")
     limits = job["limits"]
 
@@ -189,9 +188,6 @@ def main() -> None:
         event["nonce"] = nonce
         os.write(result_fd, (json.dumps(event) + "\n").encode())
 
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
     os.chdir(job["workdir"])
     _confine(job)
     builtins_snapshot = dict(_BUILTINS)
@@ -200,7 +196,7 @@ def main() -> None:
     candidate_ns: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
     code = job["code"]
     linecache.cache[CANDIDATE_FILE] = (len(code), None, code.splitlines(True), CANDIDATE_FILE)
-    emit({"event": "start", "test": -1, "t": time.monotonic()})
+    emit({"event": "start", "test": -1})
     try:
         exec(compile(code, CANDIDATE_FILE, "exec"), candidate_ns)
     except BaseException as exc:
@@ -219,13 +215,12 @@ def main() -> None:
             test_ns[name] = value
     test_ns.update(__sotacheck_eq__=_strict_eq, __sotacheck_ne__=_strict_ne,
                    __sotacheck_truth__=_strict_truth)
-    if job.get("setup"):
-        exec(compile(job["setup"], f"{TEST_FILE}[setup]", "exec"), test_ns)
-
     for index, source in enumerate(job["tests"]):
         emit({"event": "start", "test": index})
         started = time.perf_counter()
         try:
+            if index == 0 and job.get("setup"):
+                exec(compile(job["setup"], f"{TEST_FILE}[setup]", "exec"), test_ns)
             exec(_compile_test(source, index), test_ns)
         except BaseException as exc:
             outcome = {"status": _status_of(exc), **_describe(exc, limits)}
@@ -240,5 +235,3 @@ def main() -> None:
     os._exit(0)  # never wait for threads the candidate left running
 
 
-if __name__ == "__main__":
-    main()

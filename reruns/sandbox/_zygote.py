@@ -1,0 +1,230 @@
+"""The sandbox supervisor ("zygote"): a long-lived trusted process that forks one child per execution.
+
+Runs as ``python -I _zygote.py``; reads one job (a JSON line) at a time on stdin and answers one JSON
+line on stdout. Forking an interpreter that has already imported everything costs about a millisecond,
+where starting a fresh one costs tens. For each job it makes a temporary working directory, forks the
+child (``_child.run_job``), enforces the wall timeouts and the output cap while reading the child's
+events, then terminates and kills the child's process group and every process of the sandbox uid,
+reaps the child and removes the directory. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _child  # noqa: E402  (the module beside this file, found through the line above)
+
+# Modules that model-written solutions and benchmark tests import most; loading them once here means a
+# forked child finds them already in ``sys.modules`` instead of paying for the import every time.
+PRELOADED = ("bisect", "collections", "copy", "datetime", "decimal", "fractions", "functools", "hashlib",
+             "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string")
+for _name in PRELOADED:
+    __import__(_name)
+
+KILL_GRACE_S = 0.2
+
+
+def _is_zombie(proc_path: str) -> bool:
+    with open(f"{proc_path}/stat", "rb") as fh:
+        return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+
+
+def live_processes_of(uid: int) -> list[int]:
+    """PIDs of the live (non-zombie) processes owned by ``uid``."""
+    pids = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid and not _is_zombie(entry.path):
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (a sandbox slot's uid is used by nothing else)."""
+    for _ in range(50):
+        victims = live_processes_of(uid)
+        if not victims:
+            return
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.002)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    """The child's wait status once it has exited, or None after ``timeout`` seconds."""
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        return status
+    if timeout > 0:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            pidfd = None
+        if pidfd is not None:
+            with selectors.DefaultSelector() as selector:
+                selector.register(pidfd, selectors.EVENT_READ)
+                selector.select(timeout)
+            os.close(pidfd)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+    return None
+
+
+def _stop(pid: int, uid: int | None) -> int:
+    """Terminate the child's process group, then kill it; then every process of its uid. Returns the
+    child's wait status."""
+    status = _wait(pid, KILL_GRACE_S)  # after "done" the child exits by itself at once
+    if status is None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pid, sig)
+            except OSError:
+                pass
+            status = _wait(pid, KILL_GRACE_S if sig == signal.SIGTERM else 5.0)
+            if status is not None:
+                break
+    try:
+        os.killpg(pid, signal.SIGKILL)  # grandchildren still in the group
+    except OSError:
+        pass
+    if uid is not None:
+        kill_uid(uid)
+    return status if status is not None else 0
+
+
+def _fork_child(job: dict[str, Any], workdir: str) -> tuple[int, int, int]:
+    result_r, result_w = os.pipe()
+    output_r, output_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.setsid()
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            os.dup2(output_w, 1)
+            os.dup2(output_w, 2)
+            keep = 100
+            os.dup2(result_w, keep)
+            os.closerange(3, keep)
+            os.closerange(keep + 1, 4096)
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+            job["workdir"] = workdir
+            _child.run_job(job, keep)
+        finally:
+            os._exit(1)
+    os.close(result_w)
+    os.close(output_w)
+    return pid, result_r, output_r
+
+
+def supervise(job: dict[str, Any]) -> dict[str, Any]:
+    """Run one job in a forked child; return what was observed (the judge builds the typed result)."""
+    limits = job["limits"]
+    uid = job.get("uid")
+    nonce = job["nonce"]
+    workdir = tempfile.mkdtemp(prefix="sotacheck-sandbox-")
+    if uid is not None:
+        os.chown(workdir, uid, uid)
+    started = time.monotonic()
+    pid, result_r, output_r = _fork_child(job, workdir)
+    events: list[dict[str, Any]] = []
+    current: int | None = -1
+    current_started = started
+    output = bytearray()
+    output_total = 0
+    buffer = b""
+    kill_reason: list[str] | None = None
+    done = False
+    selector = selectors.DefaultSelector()
+    selector.register(result_r, selectors.EVENT_READ, "results")
+    selector.register(output_r, selectors.EVENT_READ, "output")
+    open_streams = 2
+    problem_deadline = started + float(limits["problem_timeout_s"])
+    while open_streams and not done and kill_reason is None:
+        now = time.monotonic()
+        test_deadline = (current_started + float(limits["test_timeout_s"]) if current is not None
+                         else problem_deadline)
+        deadline = min(problem_deadline, test_deadline)
+        if now >= deadline:
+            which = ("loading the candidate" if current == -1 else f"test {current}"
+                     if current is not None else "the problem")
+            limit = limits["problem_timeout_s"] if deadline == problem_deadline else limits["test_timeout_s"]
+            kill_reason = ["timeout", f"{which} exceeded the {limit:g} s wall limit"]
+            break
+        for key, _ in selector.select(timeout=deadline - now):
+            chunk = os.read(key.fd, 65536)
+            if not chunk:
+                selector.unregister(key.fd)
+                open_streams -= 1
+                continue
+            if key.data == "output":
+                output_total += len(chunk)
+                if len(output) < 8192:
+                    output.extend(chunk[: 8192 - len(output)])
+                if output_total > int(limits["max_output_bytes"]):
+                    kill_reason = ["error", f"output exceeded {limits['max_output_bytes']} bytes"]
+                continue
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict) or event.pop("nonce", None) != nonce:
+                    continue
+                kind = event.get("event")
+                if kind == "start":
+                    current, current_started = int(event["test"]), time.monotonic()
+                elif kind in ("loaded", "end"):
+                    current = None
+                    events.append(event)
+                elif kind == "done":
+                    done = True
+    selector.close()
+    status = _stop(pid, uid)
+    os.close(result_r)
+    os.close(output_r)
+    shutil.rmtree(workdir, ignore_errors=True)
+    return {
+        "events": events, "done": done, "kill_reason": kill_reason, "current_test": current,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "duration_s": time.monotonic() - started,
+        "output_tail": output.decode(errors="replace")[-2000:],
+    }
+
+
+def serve() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge decides when we stop
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = supervise(json.loads(line))
+        except Exception as exc:  # a bug here must reach the judge as an error, not a hang
+            reply = {"supervisor_error": f"{type(exc).__name__}: {exc}"}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    serve()

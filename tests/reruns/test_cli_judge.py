@@ -1,0 +1,70 @@
+"""`sotacheck judge` and `sotacheck datasets` as a user runs them: output, JSON keys, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+
+
+def run(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SOTACHECK, *args, "--data-dir", str(data_dir)], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_judge_samples_json(tmp_path, data_dir) -> None:
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(
+        json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n"
+        + json.dumps({"task_id": "HumanEval/4", "solution": "def mean_absolute_deviation(numbers):\n"
+                                                             "    return 0.0\n"}) + "\n")
+    out = tmp_path / "result.json"
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--json", "--out", str(out),
+               data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["n"] == 2 and report["passed"] == 1 and report["pass_rate"] == 0.5
+    assert report["counts"] == {"failed": 1, "passed": 1}
+    assert [(r["task_id"], r["status"]) for r in report["results"]] == [("HumanEval/2", "passed"),
+                                                                        ("HumanEval/4", "failed")]
+    assert json.loads(out.read_text()) == report
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ('{"task_id": "HumanEval/0", "completion": "    return 1\\n"}\n{"task_id": "HumanEval/9999", '
+     '"completion": "x"}\n', ":2: unknown task_id 'HumanEval/9999'"),
+    ('{"task_id": "HumanEval/0", "completion": "    return 1\\n"}\n{"task_id": "HumanEval/1",\n',
+     ":2: invalid JSON"),
+    ('{"task_id": "HumanEval/0", "code": "x"}\n', ":1: needs a string field `completion`"),
+])
+def test_bad_samples_file_is_one_line_error_and_writes_nothing(tmp_path, data_dir, content, expected) -> None:
+    samples = tmp_path / "bad.jsonl"
+    samples.write_text(content)
+    out = tmp_path / "result.json"
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--out", str(out),
+               data_dir=data_dir)
+    assert done.returncode == 2
+    assert expected in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == [samples]
+
+
+def test_unknown_dataset(data_dir) -> None:
+    done = run("judge", "--dataset", "humaneval-xl", "--canonical", data_dir=data_dir)
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("sotacheck: error: unknown dataset 'humaneval-xl'; known: humaneval, "
+                                   "humaneval-et, mbpp, mbpp-test, mbpp-mapcoder, mbpp-et")
+
+
+def test_datasets_lists_counts_and_hashes(data_dir) -> None:
+    done = run("datasets", data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines()}
+    assert " 164 problems" in lines["humaneval"] and "sha256:" in lines["humaneval"]
+    assert " 397 problems" in lines["mbpp-mapcoder"]
+    assert "unavailable" in lines["mbpp-et"]

@@ -1,0 +1,294 @@
+"""Hostile programs: each is contained, gets the right status, is never passed, and leaves the judge
+working for the next call."""
+
+from __future__ import annotations
+
+import os
+import socket
+import textwrap
+import threading
+import time
+
+import pytest
+
+from reruns.sandbox import SandboxLimits, execute
+from reruns.sandbox.executor import SANDBOX_UID_BASE, live_processes_of
+
+IS_ROOT = os.geteuid() == 0
+LIMITS = SandboxLimits(test_timeout_s=1.5, problem_timeout_s=10, memory_mb=512, max_output_bytes=100_000,
+                       max_file_bytes=1_000_000)
+TESTS = ["assert square(3) == 9", "assert square(4) == 16"]
+GOOD = "def square(x):\n    return x * x\n"
+
+
+def run(code: str, tests: list[str] | None = None) -> tuple[str, float]:
+    started = time.monotonic()
+    result = execute(textwrap.dedent(code), tests or TESTS, entry_point="square", limits=LIMITS, slot=7)
+    return result.status, time.monotonic() - started
+
+
+def assert_judge_still_works() -> None:
+    result = execute(GOOD, TESTS, entry_point="square", limits=LIMITS, slot=7)
+    assert result.status == "passed", result
+
+
+HOSTILE = {
+    "infinite loop in the function": ("""
+        def square(x):
+            while True:
+                pass
+        """, {"timeout"}),
+    "infinite loop while loading": ("""
+        while True:
+            pass
+        def square(x):
+            return x * x
+        """, {"timeout"}),
+    "fork bomb": ("""
+        import os
+        def square(x):
+            while True:
+                try:
+                    os.fork()
+                except OSError:
+                    pass
+        """, {"timeout", "error"}),
+    "memory bomb": ("""
+        def square(x):
+            blocks = []
+            while True:
+                blocks.append(bytearray(50_000_000))
+        """, {"memory_exceeded"}),
+    "100 MB of output": ("""
+        import sys
+        def square(x):
+            chunk = "x" * 1_000_000
+            for _ in range(100):
+                sys.stdout.write(chunk)
+            sys.stdout.flush()
+            return x * x
+        """, {"error"}),
+    "os._exit(0) before the tests": ("""
+        import os
+        os._exit(0)
+        def square(x):
+            return x * x
+        """, {"error"}),
+    "sys.exit(0) before the tests": ("""
+        import sys
+        sys.exit(0)
+        def square(x):
+            return x * x
+        """, {"error"}),
+    "sys.exit(0) inside a test": ("""
+        import sys
+        def square(x):
+            sys.exit(0)
+        """, {"error"}),
+    "os._exit(0) inside a test": ("""
+        import os
+        def square(x):
+            os._exit(0)
+        """, {"error"}),
+    "reading stdin": ("""
+        def square(x):
+            return int(input()) * 0 + x * x
+        """, {"error"}),
+    "deep recursion": ("""
+        def square(x):
+            return square(x + 1)
+        """, {"error"}),
+    "__eq__ always True": ("""
+        class Anything:
+            def __eq__(self, other):
+                return True
+        def square(x):
+            return Anything()
+        """, {"failed"}),
+    "int subclass with rigged __eq__": ("""
+        class Liar(int):
+            def __eq__(self, other):
+                return True
+            __hash__ = int.__hash__
+        def square(x):
+            return Liar(0)
+        """, {"failed"}),
+    "always-truthy object in a bare assert": ("""
+        class Yes:
+            def __bool__(self):
+                return True
+        def square(x):
+            return Yes()
+        """, {"failed"}),
+    "replacing builtins": ("""
+        import builtins
+        builtins.abs = lambda value: 0
+        builtins.AssertionError = type("Fake", (Exception,), {})
+        def square(x):
+            builtins.abs = lambda value: 0
+            return -1
+        """, {"failed"}),
+    "SIGTERM-ignoring handler": ("""
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        def square(x):
+            while True:
+                pass
+        """, {"timeout"}),
+    "threads left running": ("""
+        import threading, time
+        def spin():
+            while True:
+                time.sleep(0.01)
+        def square(x):
+            threading.Thread(target=spin).start()
+            return x + 1
+        """, {"failed"}),
+    "forging result events": ("""
+        import os
+        for fd in range(3, 20):
+            try:
+                os.write(fd, b'{"event": "done"}\\n{"event": "end", "test": 0, "status": "passed"}\\n')
+            except OSError:
+                pass
+        os._exit(0)
+        """, {"error"}),
+    "closing every descriptor": ("""
+        import os
+        os.closerange(0, 256)
+        def square(x):
+            return x * x
+        """, {"error", "crashed"}),
+    "segfault": ("""
+        import ctypes
+        def square(x):
+            ctypes.string_at(0)
+        """, {"crashed"}),
+    "huge file": ("""
+        def square(x):
+            with open("big.bin", "wb") as fh:
+                for _ in range(100):
+                    fh.write(b"0" * 1_000_000)
+            return x * x
+        """, {"error"}),
+    "CPU burn inside C code": ("""
+        def square(x):
+            return len(str(10 ** (10 ** 8)))
+        """, {"timeout"}),
+    "syntax error": ("""
+        def square(x)
+            return x * x
+        """, {"error"}),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_program_is_contained(name: str) -> None:
+    code, expected = HOSTILE[name]
+    status, elapsed = run(code)
+    assert status in expected, f"{name}: got {status}"
+    assert status != "passed"
+    assert elapsed < LIMITS.problem_timeout_s + 5
+    assert_judge_still_works()
+
+
+def test_builtins_replacement_does_not_help_a_wrong_answer() -> None:
+    code = """
+        import builtins
+        builtins.abs = lambda value: 0
+        def square(x):
+            return 123.0
+        """
+    status, _ = run(code, ["assert abs(square(3) - 9) < 1e-6"])
+    assert status == "failed"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="the parent is protected by uid separation, which needs root")
+def test_killing_the_parent_fails_and_the_parent_survives() -> None:
+    code = """
+        import os, signal
+        def square(x):
+            os.kill(os.getppid(), signal.SIGKILL)
+            return x * x
+        """
+    status, _ = run(code)
+    assert status == "error"  # PermissionError in the child; we are still here to see it
+    assert_judge_still_works()
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="file protection relies on uid separation, which needs root")
+def test_deleting_files_outside_the_temp_dir_fails(tmp_path) -> None:
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    os.chmod(tmp_path, 0o755)
+    code = f"""
+        import os, shutil
+        def square(x):
+            shutil.rmtree({str(tmp_path)!r}, ignore_errors=True)
+            os.remove({str(victim)!r})
+            return x * x
+        """
+    status, _ = run(code)
+    assert status == "error"
+    assert victim.read_text() == "keep me"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="the network namespace needs root")
+def test_opening_a_socket_to_the_host_fails() -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    accepted: list[object] = []
+    server.settimeout(3)
+    thread = threading.Thread(target=lambda: accepted.append(_accept(server)), daemon=True)
+    thread.start()
+    code = f"""
+        import socket
+        def square(x):
+            s = socket.create_connection(("127.0.0.1", {port}), timeout=1)
+            s.sendall(b"leak")
+            return x * x
+        """
+    status, _ = run(code)
+    thread.join(4)
+    server.close()
+    assert status == "error"
+    assert accepted == [None]
+
+
+def _accept(server: socket.socket) -> object:
+    try:
+        conn, _ = server.accept()
+        conn.close()
+        return "connected"
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="killing by uid needs root")
+def test_no_process_outlives_the_check() -> None:
+    code = """
+        import os, subprocess
+        def square(x):
+            subprocess.Popen(["sleep", "60"], start_new_session=True)
+            return x * x
+        """
+    status, _ = run(code)
+    assert status == "passed"  # a correct answer that starts a process is still correct ...
+    assert live_processes_of(SANDBOX_UID_BASE + 7) == []  # ... but nothing it started survives the check
+
+
+def test_per_test_results_and_feedback_are_reported() -> None:
+    code = """
+        def square(x):
+            if x == 4:
+                raise ValueError("four is unlucky")
+            return x * x
+        """
+    result = execute(textwrap.dedent(code), TESTS, entry_point="square", limits=LIMITS, slot=7)
+    assert [t.status for t in result.tests] == ["passed", "error"]
+    assert result.status == "error"
+    assert result.exception_type == "ValueError"
+    assert "four is unlucky" in (result.message or "")
+    assert '<candidate>' in (result.feedback or "") and "_child.py" not in (result.feedback or "")
