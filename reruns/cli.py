@@ -111,6 +111,79 @@ def judge(
                        f"{(verdict.result.message or '')[:120]}")
 
 
+@app.command("import")
+def import_(
+    kind: Annotated[str, typer.Argument(help="mapcoder | humaneval-results | csv")],
+    path: Annotated[Path, typer.Argument(help="The file (or, for mapcoder, a folder of .jsonl files).")],
+    out: Annotated[Path, typer.Option(help="Run directory to write, e.g. runs/NAME.")],
+    arm: Annotated[str | None, typer.Option(help="Arm name (humaneval-results; default: file name).")] = None,
+    dataset: Annotated[str | None, typer.Option(help="Dataset name (default: from the folder/file).")] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing run directory.")] = False,
+) -> None:
+    """Import published per-problem logs as a run directory every other command reads like a rerun."""
+    from audit.outcomes import IMPORTERS, OutcomeError, normalise, write_run
+
+    if kind not in IMPORTERS:
+        raise SotacheckError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORTERS)}")
+    try:
+        if kind == "mapcoder":
+            frame, meta = IMPORTERS[kind](path, dataset=dataset)
+        elif kind == "humaneval-results":
+            frame, meta = IMPORTERS[kind](path, arm=arm, dataset=dataset or "humaneval")
+        else:
+            frame, meta = IMPORTERS[kind](path)
+        table = normalise(frame, str(path))
+        write_run(out, table, {"name": out.name, **meta}, overwrite=force)
+    except OutcomeError as exc:
+        raise SotacheckError(str(exc)) from None
+    counts = table.groupby(["arm", "dataset"]).size()
+    typer.echo(f"wrote {out}: {len(table)} cells")
+    for (arm_name, data), n in counts.items():
+        typer.echo(f"  {arm_name} on {data}: {n} cells")
+    for repair in meta.get("repairs", []):
+        typer.echo(f"  note: {repair}")
+
+
+@app.command()
+def analyze(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (runs/NAME).")],
+    baseline: Annotated[str | None, typer.Option(help="Baseline arm (default: the first arm).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
+    resamples: Annotated[int, typer.Option(help="Bootstrap / permutation resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
+) -> None:
+    """Pass rates with CIs per arm, and paired comparisons against the baseline with Holm."""
+    from audit.analysis import analyze as run_analysis
+    from audit.outcomes import OutcomeError, load_run
+
+    try:
+        result = run_analysis([load_run(r) for r in runs], baseline, confidence, resamples, seed)
+    except (OutcomeError, ValueError) as exc:
+        raise SotacheckError(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2, default=_json_default))
+        return
+    typer.echo(f"{'arm':28s} {'dataset':13s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
+    for a in result.arms:
+        typer.echo(f"{a.arm:28s} {a.dataset:13s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
+                   + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
+    typer.echo(f"\nagainst baseline {result.baseline} (Holm across {len(result.comparisons)} comparisons):")
+    typer.echo(f"{'arm':28s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
+    for c in result.comparisons:
+        typer.echo(f"{c.a:28s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} {c.pvalue_holm:9.2e}"
+                   f"  {c.test}; smallest detectable difference {c.mdd:.3f}"
+                   + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
+
+
+def _json_default(value: object) -> object:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
 def main() -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
     try:

@@ -1,0 +1,104 @@
+"""Power and minimum detectable difference (MDD) for pass-rate comparisons.
+
+Unpaired: Cohen's h with the normal approximation (``NormalIndPower``); near 0.95 the MDD is
+asymmetric (about +4.5 pp up vs −8.8 pp down at n = 164). Paired: Connor's (1987) sample-size formula
+for McNemar, cross-checked with the exact McNemar power (binomial number of discordant pairs, exact
+conditional test for each).
+
+References
+----------
+.. [1] Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences, 2nd ed.
+.. [2] Connor, R. J. (1987). Sample size for testing differences in proportions for the paired-sample
+       design. Biometrics 43(1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+from statsmodels.stats.power import NormalIndPower
+
+
+def _power_iv(n: int, alpha: float, power: float) -> None:
+    if n < 2:
+        raise ValueError(f"`n` must be at least 2, got {n}")
+    if not 0 < alpha < 1:
+        raise ValueError(f"`alpha` must be in (0, 1), got {alpha}")
+    if not 0 < power < 1:
+        raise ValueError(f"`power` must be in (0, 1), got {power}")
+
+
+@dataclass(frozen=True)
+class UnpairedMDD:
+    """Smallest rise and fall from ``baseline`` detectable at the given power (two independent arms)."""
+
+    cohens_h: float
+    up: float
+    down: float
+    baseline: float
+    n: int
+
+
+def mdd_unpaired(n: int, baseline: float, alpha: float = 0.05, power: float = 0.8) -> UnpairedMDD:
+    """MDD for two independent arms of ``n`` problems each, around pass rate ``baseline``.
+
+    ``up``/``down`` are differences (``down`` negative). A side that would leave [0, 1] is reported as
+    the distance to the bound, since nothing further can be detected there."""
+    _power_iv(n, alpha, power)
+    if not 0 <= baseline <= 1:
+        raise ValueError(f"`baseline` must be in [0, 1], got {baseline}")
+    h = float(NormalIndPower().solve_power(nobs1=n, alpha=alpha, power=power, ratio=1.0))
+    theta = np.arcsin(np.sqrt(baseline))
+    up = float(np.sin(min(theta + h / 2, np.pi / 2)) ** 2 - baseline)
+    down = float(np.sin(max(theta - h / 2, 0.0)) ** 2 - baseline)
+    return UnpairedMDD(h, up, down, baseline, n)
+
+
+def _discordance_iv(discordance: float) -> None:
+    if not 0 < discordance <= 1:
+        raise ValueError(f"`discordance` must be in (0, 1], got {discordance}")
+
+
+def mdd_paired_connor(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest |p10 − p01| detectable by McNemar (Connor's normal approximation, two-sided)."""
+    _power_iv(n, alpha, power)
+    _discordance_iv(discordance)
+    z_a, z_b = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+
+    def excess(delta: float) -> float:
+        return float((z_a * np.sqrt(discordance) + z_b * np.sqrt(discordance - delta**2)) ** 2 / delta**2 - n)
+
+    if excess(discordance * (1 - 1e-12)) > 0:
+        return float("inf")  # even a difference equal to the whole discordance is not detectable
+    return float(optimize.brentq(excess, 1e-9, discordance * (1 - 1e-12)))
+
+
+def exact_mcnemar_power(n: int, discordance: float, difference: float, alpha: float = 0.05) -> float:
+    """Power of the two-sided exact McNemar test with ``n`` pairs, P(discordant) = ``discordance`` and
+    p10 − p01 = ``difference``."""
+    _power_iv(n, alpha, 0.5)
+    _discordance_iv(discordance)
+    if not abs(difference) <= discordance:
+        raise ValueError(f"`difference` must satisfy |difference| <= discordance, got {difference}")
+    q = (discordance + difference) / (2 * discordance)
+    m_all = np.arange(1, n + 1)
+    weights = stats.binom.pmf(m_all, n, discordance)
+    keep = weights > 1e-14
+    total = 0.0
+    for m, weight in zip(m_all[keep], weights[keep], strict=True):
+        k = np.arange(m + 1)
+        pvalues = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, m - k), m, 0.5))
+        total += weight * stats.binom.pmf(k, m, q)[pvalues <= alpha].sum()
+    return float(total)
+
+
+def mdd_paired_exact(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Smallest |p10 − p01| the exact McNemar test detects with the given power."""
+    _power_iv(n, alpha, power)
+    _discordance_iv(discordance)
+    if exact_mcnemar_power(n, discordance, discordance, alpha) < power:
+        return float("inf")
+    return float(optimize.brentq(lambda d: exact_mcnemar_power(n, discordance, d, alpha) - power,
+                                 1e-6, discordance))
