@@ -29,6 +29,8 @@ check: setup-core
 
 bench: setup-core
 	$(PY) bench/bench_judge.py
+	$(PY) bench/bench_analysis.py
+	$(PY) bench/bench_coverage.py
 
 demo: setup-core
 	$(VENV)/bin/sotacheck judge --dataset humaneval --canonical

@@ -79,10 +79,9 @@ def normalise(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     if "status" not in out.columns:
         out["status"] = None
     passed = out["passed"].map(_as_bool)
-    status = out["status"].where(out["status"].notna(), None)
-    status = [s if s is not None else ("error" if p is None else "passed" if p else "failed")
-              for s, p in zip(status, passed, strict=True)]
-    out["status"] = status
+    given = out["status"].where(out["status"].notna(), None)
+    out["status"] = [s if s is not None else ("error" if p is None else "passed" if p else "failed")
+                     for s, p in zip(given, passed, strict=True)]
     bad = sorted(set(out["status"]) - set(STATUSES))
     if bad:
         raise OutcomeError(f"{where}: column `status` has unknown value(s) {bad}; allowed: {list(STATUSES)}")
@@ -199,7 +198,7 @@ def _jsonl_rows(path: Path, repairs: list[str] | None = None) -> Iterable[tuple[
                     row = json.loads(line[start:]) if start > 0 and repairs is not None else None
                 except json.JSONDecodeError:
                     row = None
-                if row is None:
+                if row is None or repairs is None:
                     raise OutcomeError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
                 repairs.append(f"{path.name}:{number}: ignored {start} stray characters before the JSON object")
             if not isinstance(row, dict):

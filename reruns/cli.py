@@ -68,8 +68,8 @@ def judge(
     prompt's imports and helpers); an indented one continues the prompt and is appended to it.
     """
     from reruns.benchmarks.loaders import load_dataset
-    from reruns.sandbox import SandboxLimits, SandboxPool, judge_many
     from reruns.samples import read_samples
+    from reruns.sandbox import SandboxLimits, SandboxPool, judge_many
 
     if canonical == (samples is not None):
         raise SotacheckError("give exactly one of --canonical and --samples FILE")
@@ -84,8 +84,9 @@ def judge(
     from tqdm import tqdm
 
     with SandboxPool(workers, limits) as pool:
-        verdicts = list(tqdm(judge_many(pool, data.content_hash, pairs), total=len(pairs),
-                             desc=f"judging {dataset}", unit="problem", disable=as_json or not sys.stderr.isatty(), file=sys.stderr))
+        progress = tqdm(judge_many(pool, data.content_hash, pairs), total=len(pairs), desc=f"judging {dataset}",
+                        unit="problem", disable=as_json or not sys.stderr.isatty(), file=sys.stderr)
+        verdicts = list(progress)
     counts = Counter(v.status for v in verdicts)
     passed = counts.get("passed", 0)
     report: dict[str, Any] = {
@@ -121,25 +122,32 @@ def import_(
     force: Annotated[bool, typer.Option(help="Replace an existing run directory.")] = False,
 ) -> None:
     """Import published per-problem logs as a run directory every other command reads like a rerun."""
-    from audit.outcomes import IMPORTERS, OutcomeError, normalise, write_run
+    from audit.outcomes import (
+        IMPORTERS,
+        OutcomeError,
+        import_csv,
+        import_humaneval_results,
+        import_mapcoder,
+        normalise,
+        write_run,
+    )
 
     if kind not in IMPORTERS:
         raise SotacheckError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORTERS)}")
     try:
         if kind == "mapcoder":
-            frame, meta = IMPORTERS[kind](path, dataset=dataset)
+            frame, meta = import_mapcoder(path, dataset=dataset)
         elif kind == "humaneval-results":
-            frame, meta = IMPORTERS[kind](path, arm=arm, dataset=dataset or "humaneval")
+            frame, meta = import_humaneval_results(path, arm=arm, dataset=dataset or "humaneval")
         else:
-            frame, meta = IMPORTERS[kind](path)
+            frame, meta = import_csv(path)
         table = normalise(frame, str(path))
         write_run(out, table, {"name": out.name, **meta}, overwrite=force)
     except OutcomeError as exc:
         raise SotacheckError(str(exc)) from None
-    counts = table.groupby(["arm", "dataset"]).size()
     typer.echo(f"wrote {out}: {len(table)} cells")
-    for (arm_name, data), n in counts.items():
-        typer.echo(f"  {arm_name} on {data}: {n} cells")
+    for row in table.groupby(["arm", "dataset"]).size().reset_index(name="cells").itertuples(index=False):
+        typer.echo(f"  {row.arm} on {row.dataset}: {row.cells} cells")
     for repair in meta.get("repairs", []):
         typer.echo(f"  note: {repair}")
 

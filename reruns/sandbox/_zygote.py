@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import _child  # noqa: E402  (the module beside this file, found through the line above)
+import _child
 
 # Modules that model-written solutions and benchmark tests import most; loading them once here means a
 # forked child finds them already in ``sys.modules`` instead of paying for the import every time.

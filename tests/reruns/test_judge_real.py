@@ -35,7 +35,7 @@ MAPCODER_DISAGREEMENTS = {
     ("ChatGPT-Reflexion-10-Python3-0-1.jsonl", "HumanEval/50"): "the test needs the prompt's encode_shift helper",
     ("ChatGPT-Reflexion-10-Python3-0-1.jsonl", "HumanEval/47"): "body-only completion; their harness ran it without the prompt",
     ("ChatGPT-Reflexion-10-Python3-0-1.jsonl", "HumanEval/129"): "exhaustive DFS needs ~2.5 s here, past their harness's timeout",
-    ("ChatGPT-Analogical-Python3-0-1.jsonl", "HumanEval/32"): "uses math without importing it; the prompt's `import math` provides it",
+    ("ChatGPT-Analogical-Python3-0-1.jsonl", "HumanEval/32"): "uses math unimported; the prompt's `import math` provides it",
     ("ChatGPT-Analogical-Python3-0-1.jsonl", "HumanEval/139"): "uses math without importing it and the prompt has no such import",
 }
 
