@@ -34,6 +34,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from reruns.sandbox._procs import kill_uid
 from reruns.sandbox.result import ExecutionResult, SandboxLimits, Status, TestResult, combined_status
 
 ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
@@ -46,21 +47,6 @@ def sandbox_uid(slot: int | None, limits: SandboxLimits) -> int | None:
     if slot is None or not limits.drop_privileges or os.geteuid() != 0:
         return None
     return SANDBOX_UID_BASE + slot
-
-
-def live_processes_of(uid: int) -> list[int]:
-    """PIDs of live (non-zombie) processes owned by ``uid``."""
-    pids = []
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"{entry.path}/stat", "rb") as fh:
-                    zombie = fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-                if entry.stat().st_uid == uid and not zombie:
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
 
 
 class _Supervisor:
@@ -148,11 +134,7 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     reply = _supervisor(slot).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
     if reply is None or "supervisor_error" in reply:
         if uid is not None:
-            for pid in live_processes_of(uid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
+            kill_uid(uid)
         detail = reply["supervisor_error"] if reply else "it died or stopped answering"
         return ExecutionResult("error", exception_type="SandboxFailure",
                                message=f"the sandbox supervisor failed: {detail}")

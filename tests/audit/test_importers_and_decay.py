@@ -51,7 +51,7 @@ def test_decay_curve_counts_and_definitions() -> None:
     assert curve.unsolved_before.tolist() == [6, 3, 2]
     assert curve.effectiveness == pytest.approx([3 / 6, 1 / 3, 1 / 2])
     assert curve.share == pytest.approx([0.3, 0.1, 0.1])
-    with pytest.raises(ValueError, match="`first_solved` values must be in -1..3"):
+    with pytest.raises(ValueError, match=r"`first_solved` values must be in -1\.\.3"):
         decay_curve(np.array([4]), 3)
 
 

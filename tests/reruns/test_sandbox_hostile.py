@@ -12,7 +12,8 @@ import time
 import pytest
 
 from reruns.sandbox import SandboxLimits, execute
-from reruns.sandbox.executor import SANDBOX_UID_BASE, live_processes_of
+from reruns.sandbox._procs import live_processes_of
+from reruns.sandbox.executor import SANDBOX_UID_BASE
 
 IS_ROOT = os.geteuid() == 0
 LIMITS = SandboxLimits(test_timeout_s=1.5, problem_timeout_s=10, memory_mb=512, max_output_bytes=100_000,
