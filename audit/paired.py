@@ -100,19 +100,40 @@ def sign_flip_test(a: np.ndarray, b: np.ndarray, alternative: Alternative = "two
     """Permutation test flipping the sign of each problem's mean difference (the problem is the unit).
 
     Problems with zero difference do not change the statistic under any flip and are dropped first, so
-    the test is exact (all 2^m sign patterns) whenever m ≤ log2(n_resamples) problems differ; at K = 1
-    it then equals exact McNemar.
+    the test is exact (all 2^m sign patterns) whenever 2^m ≤ ``n_resamples`` for the m problems that
+    differ; at K = 1 it then equals exact McNemar. Otherwise ``n_resamples`` random sign patterns give
+    p = (hits + 1) / (n_resamples + 1). Two-sided p = 2·min(one-sided p's), capped at 1 (as in
+    ``scipy.stats.permutation_test``).
     """
     a, b = _paired_iv(a, b)
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(f"`alternative` must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     diff = a.mean(axis=1) - b.mean(axis=1)
     statistic = float(diff.mean())
     nonzero = diff[diff != 0]
     if nonzero.size == 0:
         return PermutationResult(statistic, 1.0, True, diff.size)
+    observed = nonzero.sum()
+    tolerance = 1e-9 * max(1.0, float(np.abs(nonzero).sum()))
     exact = 2 ** nonzero.size <= n_resamples
-    result = stats.permutation_test((nonzero,), np.sum, permutation_type="samples", vectorized=True,
-                                    n_resamples=n_resamples, alternative=alternative, random_state=rng)
-    return PermutationResult(statistic, float(min(1.0, result.pvalue)), exact, diff.size)
+    if exact:
+        patterns = (np.arange(2 ** nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1
+        null = (2.0 * patterns - 1.0) @ nonzero
+        greater = float(np.mean(null >= observed - tolerance))
+        less = float(np.mean(null <= observed + tolerance))
+    else:
+        generator = np.random.default_rng(rng)
+        hits_greater = hits_less = 0
+        for start in range(0, n_resamples, 2_000):
+            size = min(2_000, n_resamples - start)
+            signs = generator.integers(0, 2, size=(size, nonzero.size), dtype=np.int8) * 2 - 1
+            null = signs @ nonzero
+            hits_greater += int(np.sum(null >= observed - tolerance))
+            hits_less += int(np.sum(null <= observed + tolerance))
+        greater = (hits_greater + 1) / (n_resamples + 1)
+        less = (hits_less + 1) / (n_resamples + 1)
+    pvalue = {"greater": greater, "less": less, "two-sided": min(1.0, 2 * min(greater, less))}[alternative]
+    return PermutationResult(statistic, float(pvalue), exact, diff.size)
 
 
 @dataclass(frozen=True)

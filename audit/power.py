@@ -75,30 +75,40 @@ def mdd_paired_connor(n: int, discordance: float, alpha: float = 0.05, power: fl
     return float(optimize.brentq(excess, 1e-9, discordance * (1 - 1e-12)))
 
 
-def exact_mcnemar_power(n: int, discordance: float, difference: float, alpha: float = 0.05) -> float:
-    """Power of the two-sided exact McNemar test with ``n`` pairs, P(discordant) = ``discordance`` and
-    p10 − p01 = ``difference``."""
+def exact_mcnemar_power(n: int, discordance: float, difference: float, alpha: float = 0.05,
+                        alternative: str = "two-sided") -> float:
+    """Power of the exact McNemar test with ``n`` pairs, P(discordant) = ``discordance`` and
+    p10 − p01 = ``difference``; ``alternative="greater"`` is the one-sided test of p10 > p01."""
+    if alternative not in ("two-sided", "greater"):
+        raise ValueError(f"`alternative` must be 'two-sided' or 'greater', got {alternative!r}")
     _power_iv(n, alpha, 0.5)
     _discordance_iv(discordance)
     if not abs(difference) <= discordance:
         raise ValueError(f"`difference` must satisfy |difference| <= discordance, got {difference}")
     q = (discordance + difference) / (2 * discordance)
-    m_all = np.arange(1, n + 1)
-    weights = stats.binom.pmf(m_all, n, discordance)
-    keep = weights > 1e-14
-    total = 0.0
-    for m, weight in zip(m_all[keep], weights[keep], strict=True):
-        k = np.arange(m + 1)
-        pvalues = np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(k, m - k), m, 0.5))
-        total += weight * stats.binom.pmf(k, m, q)[pvalues <= alpha].sum()
-    return float(total)
+    m = np.arange(1, n + 1)
+    weights = stats.binom.pmf(m, n, discordance)
+    keep = weights > 1e-15
+    m, weights = m[keep], weights[keep]
+    # Rejection regions of the exact conditional test for every number m of discordant pairs at once.
+    if alternative == "greater":
+        critical = stats.binom.isf(alpha, m, 0.5)  # reject when the count of p10 pairs exceeds this
+        critical = np.where(stats.binom.sf(critical - 1, m, 0.5) <= alpha, critical - 1, critical)
+        reject = stats.binom.sf(critical, m, q)
+    else:
+        low = stats.binom.ppf(alpha / 2, m, 0.5)  # reject when min(k, m - k) <= low
+        low = np.where(stats.binom.cdf(low, m, 0.5) <= alpha / 2, low, low - 1)
+        reject = stats.binom.cdf(low, m, q) + stats.binom.sf(m - low - 1, m, q)
+    return float(np.sum(weights * reject))
 
 
-def mdd_paired_exact(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float:
-    """Smallest |p10 − p01| the exact McNemar test detects with the given power."""
+def mdd_paired_exact(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8,
+                     alternative: str = "two-sided") -> float:
+    """Smallest |p10 − p01| the exact McNemar test detects with the given power (``inf`` when even a
+    difference as large as the discordance is not detected)."""
     _power_iv(n, alpha, power)
     _discordance_iv(discordance)
-    if exact_mcnemar_power(n, discordance, discordance, alpha) < power:
+    if exact_mcnemar_power(n, discordance, discordance, alpha, alternative) < power:
         return float("inf")
-    return float(optimize.brentq(lambda d: exact_mcnemar_power(n, discordance, d, alpha) - power,
+    return float(optimize.brentq(lambda d: exact_mcnemar_power(n, discordance, d, alpha, alternative) - power,
                                  1e-6, discordance))

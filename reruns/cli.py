@@ -60,6 +60,8 @@ def judge(
     out: Annotated[Path | None, typer.Option(help="Also write the JSON result to this file.")] = None,
     workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPU count).")] = None,
     test_timeout: Annotated[float, typer.Option(help="Wall seconds per test.")] = 5.0,
+    run_out: Annotated[Path | None, typer.Option(help="Also write the verdicts as a run directory.")] = None,
+    arm: Annotated[str | None, typer.Option(help="Arm name for --run-out (default: samples file name).")] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
@@ -98,6 +100,8 @@ def judge(
                     for v in verdicts],
     }
     text = json.dumps(report, indent=2)
+    if run_out is not None:
+        _write_judged_run(run_out, arm or (samples.stem if samples else "canonical"), data, verdicts, samples)
     if out is not None:
         write_atomically(out, text + "\n")
     if as_json:
@@ -110,6 +114,28 @@ def judge(
         if not verdict.passed:
             typer.echo(f"  {verdict.problem_id}: {verdict.status}: {verdict.result.exception_type}: "
                        f"{(verdict.result.message or '')[:120]}")
+
+
+def _write_judged_run(out: Path, arm: str, data: Any, verdicts: list[Any], samples: Path | None) -> None:
+    """Verdicts as an outcome table (repeat = the sample's occurrence index for its task)."""
+    import pandas as pd
+
+    from audit.outcomes import OutcomeError, file_sha256, write_run
+
+    seen: Counter[str] = Counter()
+    rows = []
+    for verdict in verdicts:
+        sandbox_failed = verdict.result.exception_type == "SandboxFailure"
+        rows.append({"arm": arm, "dataset": data.name, "problem": verdict.problem_id,
+                     "repeat": seen[verdict.problem_id], "passed": None if sandbox_failed else verdict.passed,
+                     "status": "error" if sandbox_failed else None, "judge_status": verdict.status})
+        seen[verdict.problem_id] += 1
+    meta = {"name": out.name, "source": "sotacheck judge", "dataset": data.name, "dataset_hash": data.content_hash,
+            "files": [{"file": str(samples), "sha256": file_sha256(samples)}] if samples else []}
+    try:
+        write_run(out, pd.DataFrame(rows), meta, overwrite=True)
+    except OutcomeError as exc:
+        raise SotacheckError(str(exc)) from None
 
 
 @app.command("import")
@@ -184,6 +210,51 @@ def analyze(
                    + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
 
 
+def _run_and_arm(spec: str) -> tuple[Path, str | None]:
+    """``runs/A`` or ``runs/A:ARM`` (an arm name may itself contain colons only after the first)."""
+    if Path(spec).is_dir() or ":" not in spec:
+        return Path(spec), None
+    path, arm = spec.split(":", 1)
+    return Path(path), arm
+
+
+@app.command("gate")
+def gate_command(
+    baseline: Annotated[str, typer.Option(help="Baseline run, runs/A or runs/A:ARM.")],
+    candidate: Annotated[str, typer.Option(help="Candidate run, runs/B or runs/B:ARM.")],
+    dataset: Annotated[str | None, typer.Option(help="Only this dataset (default: every shared one).")] = None,
+    alpha: Annotated[float, typer.Option(help="One-sided significance level.")] = 0.05,
+    max_drop: Annotated[float, typer.Option(help="Allowed drop (noninferiority mode), as a fraction.")] = 0.0,
+    min_n: Annotated[int, typer.Option(help="Fewest shared problems the gate will decide on.")] = 30,
+    mode: Annotated[str, typer.Option(help="significance | noninferiority")] = "significance",
+    max_error_rate: Annotated[float, typer.Option(help="Most errored cells tolerated, as a fraction.")] = 0.05,
+    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here.")] = None,
+) -> None:
+    """Fail CI on a real drop in pass rate: exit 0 pass, 1 regression, 2 unusable input."""
+    from audit.gate import GateInputError, GateSettings, gate
+    from audit.outcomes import OutcomeError, load_run
+    from reports.gate import explanation, junit_xml
+    from reports.gate import markdown as render_markdown
+
+    try:
+        settings = GateSettings(alpha=alpha, max_drop=max_drop, min_n=min_n, mode=mode,  # type: ignore[arg-type]
+                                max_error_rate=max_error_rate)
+        base_path, base_arm = _run_and_arm(baseline)
+        cand_path, cand_arm = _run_and_arm(candidate)
+        result = gate(load_run(base_path), load_run(cand_path), base_arm, cand_arm, dataset, settings)
+    except (GateInputError, OutcomeError) as exc:
+        typer.echo(f"sotacheck gate: UNUSABLE INPUT (exit 2): {exc}. The gate exits 2 rather than 0 or 1 so that "
+                   "CI does not mistake input it cannot judge for a pass or a regression.", err=True)
+        raise typer.Exit(2) from None
+    if junit is not None:
+        write_atomically(junit, junit_xml(result))
+    if markdown is not None:
+        write_atomically(markdown, render_markdown(result))
+    typer.echo(explanation(result), err=True)
+    raise typer.Exit(result.exit_code)
+
+
 def _json_default(value: object) -> object:
     import numpy as np
 
@@ -195,7 +266,7 @@ def _json_default(value: object) -> object:
 def main() -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # returns the code of a typer.Exit instead of raising it
     except SotacheckError as exc:
         typer.echo(f"sotacheck: error: {exc}", err=True)
         sys.exit(2)
@@ -210,6 +281,7 @@ def main() -> None:
             exc.show()
             sys.exit(exc.exit_code)
         raise
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -100,3 +100,35 @@ def test_k1_reductions_of_cmh_and_sign_flip() -> None:
     assert flip.exact
     assert flip.pvalue == pytest.approx(0.038574, rel=1e-4)
     assert flip.pvalue == pytest.approx(mcnemar_exact(10, 2).pvalue, rel=1e-12)
+
+
+def test_sign_flip_agrees_with_scipy_permutation_test() -> None:
+    """Independent check of the vectorised sign-flip test against scipy.stats.permutation_test."""
+    from scipy import stats
+
+    rng = np.random.default_rng(11)
+    a, b = (rng.random((60, 3)) < 0.7).astype(float), (rng.random((60, 3)) < 0.6).astype(float)
+    diff = a.mean(axis=1) - b.mean(axis=1)
+    nonzero = diff[diff != 0]
+    reference = stats.permutation_test((nonzero,), np.sum, permutation_type="samples", vectorized=True,
+                                       n_resamples=20_000, alternative="greater", random_state=0).pvalue
+    ours = sign_flip_test(a, b, alternative="greater", n_resamples=20_000, rng=1).pvalue
+    assert ours == pytest.approx(reference, abs=0.01)  # two Monte Carlo estimates, 20,000 draws each
+
+
+def test_vectorised_exact_power_equals_a_brute_force_loop() -> None:
+    """Exact McNemar power recomputed by enumerating every (m, k) with scipy's binomtest."""
+    from scipy import stats
+
+    from audit.power import exact_mcnemar_power
+
+    n, psi, delta = 40, 0.3, 0.12
+    q = (psi + delta) / (2 * psi)
+    for alternative in ("two-sided", "greater"):
+        brute = 0.0
+        for m in range(1, n + 1):
+            for k in range(m + 1):
+                p = stats.binomtest(k, m, 0.5, alternative=alternative).pvalue
+                if p <= 0.05:
+                    brute += stats.binom.pmf(m, n, psi) * stats.binom.pmf(k, m, q)
+        assert exact_mcnemar_power(n, psi, delta, alternative=alternative) == pytest.approx(brute, rel=1e-9)

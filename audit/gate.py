@@ -1,0 +1,192 @@
+"""The CI regression gate: does a candidate run's pass rate drop below a baseline's — really, not by noise?
+
+Pairs the problems (and repeats) both runs have, then per dataset:
+
+- one run each: the one-sided exact McNemar test of "more problems lost than gained" (binomial on the
+  discordant pairs, alternative ``greater`` in the direction of a drop);
+- repeats: the one-sided sign-flip permutation test on per-problem mean differences (the problem is the
+  unit, so three failing repeats of one problem are one piece of evidence, not three);
+- the paired cluster-bootstrap interval of candidate − baseline.
+
+``mode="significance"`` fails when the drop is significant at ``alpha``; ``mode="noninferiority"`` fails
+when the lower bound of the one-sided (1 − alpha) interval lies below ``-max_drop``. Every decision
+carries a power note: the smallest drop this gate could detect at this n and discordance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from audit.analysis import outcome_matrix
+from audit.outcomes import Run
+from audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
+from audit.power import mdd_paired_exact
+
+Mode = Literal["significance", "noninferiority"]
+PASS, REGRESSION, UNUSABLE = 0, 1, 2
+
+
+class GateInputError(ValueError):
+    """Input the gate cannot decide on (exit code 2); the message is the explanation for the user."""
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    alpha: float = 0.05
+    max_drop: float = 0.0
+    min_n: int = 30
+    mode: Mode = "significance"
+    max_error_rate: float = 0.05
+    n_resamples: int = 9_999
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 0.5:
+            raise GateInputError(f"`alpha` must be in (0, 0.5), got {self.alpha}")
+        if not 0 <= self.max_drop < 1:
+            raise GateInputError(f"`max_drop` must be in [0, 1), got {self.max_drop}")
+        if self.min_n < 1:
+            raise GateInputError(f"`min_n` must be at least 1, got {self.min_n}")
+        if self.mode not in ("significance", "noninferiority"):
+            raise GateInputError(f"`mode` must be 'significance' or 'noninferiority', got {self.mode!r}")
+        if not 0 <= self.max_error_rate <= 1:
+            raise GateInputError(f"`max_error_rate` must be in [0, 1], got {self.max_error_rate}")
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """The decision for one dataset."""
+
+    dataset: str
+    baseline_arm: str
+    candidate_arm: str
+    n: int
+    n_repeats: int
+    baseline_rate: float
+    candidate_rate: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    drops: int
+    gains: int
+    test: str
+    pvalue: float
+    regression: bool
+    mdd: float
+    reason: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GateResult:
+    settings: GateSettings
+    checks: tuple[GateCheck, ...] = field(default_factory=tuple)
+
+    @property
+    def exit_code(self) -> int:
+        return REGRESSION if any(c.regression for c in self.checks) else PASS
+
+
+def resolve_arm(run: Run, arm: str | None, role: str) -> str:
+    """The arm named after ``:`` or, when none is named, the run's only arm."""
+    arms = list(dict.fromkeys(run.outcomes["arm"]))
+    if arm is None:
+        if len(arms) != 1:
+            raise GateInputError(f"the {role} run {run.name} has arms {', '.join(arms)}; name one as "
+                                 f"{run.path or run.name}:ARM")
+        return arms[0]
+    if arm not in arms:
+        raise GateInputError(f"the {role} run {run.name} has no arm {arm!r}; its arms are {', '.join(arms)}")
+    return arm
+
+
+def _error_rate(table: pd.DataFrame, arm: str, dataset: str) -> float:
+    cells = table[(table["arm"] == arm) & (table["dataset"] == dataset)]
+    return float((cells["status"] == "error").mean()) if len(cells) else 0.0
+
+
+def gate(baseline: Run, candidate: Run, baseline_arm: str | None = None, candidate_arm: str | None = None,
+         dataset: str | None = None, settings: GateSettings | None = None) -> GateResult:
+    """Decide, per shared dataset, whether ``candidate`` regressed against ``baseline``."""
+    settings = settings or GateSettings()
+    base_arm = resolve_arm(baseline, baseline_arm, "baseline")
+    cand_arm = resolve_arm(candidate, candidate_arm, "candidate")
+    base_table = baseline.outcomes[baseline.outcomes["arm"] == base_arm]
+    cand_table = candidate.outcomes[candidate.outcomes["arm"] == cand_arm]
+    datasets = sorted(set(base_table["dataset"]) & set(cand_table["dataset"]))
+    if dataset is not None:
+        if dataset not in datasets:
+            raise GateInputError(f"dataset {dataset!r} is not in both runs; shared datasets: "
+                                 f"{', '.join(datasets) or 'none'}")
+        datasets = [dataset]
+    if not datasets:
+        raise GateInputError(f"no overlap: the baseline covers {sorted(set(base_table['dataset']))} and the "
+                             f"candidate {sorted(set(cand_table['dataset']))}; there is nothing to compare")
+    return GateResult(settings, tuple(_check(base_table, cand_table, base_arm, cand_arm, d, settings)
+                                      for d in datasets))
+
+
+def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, cand_arm: str, dataset: str,
+           settings: GateSettings) -> GateCheck:
+    for table, arm, role in ((base_table, base_arm, "baseline"), (cand_table, cand_arm, "candidate")):
+        rate = _error_rate(table, arm, dataset)
+        if rate > settings.max_error_rate:
+            raise GateInputError(f"too many errors: {100 * rate:.1f} % of the {role}'s cells on {dataset} are "
+                                 f"errors (no valid result), above the allowed {100 * settings.max_error_rate:.1f} %; "
+                                 f"a gate on what is left could hide a regression")
+    base = outcome_matrix(base_table, base_arm, dataset)
+    cand = outcome_matrix(cand_table, cand_arm, dataset)
+    repeats = base.columns.intersection(cand.columns)
+    base, cand = base[repeats].dropna(), cand[repeats].dropna()
+    shared = base.index.intersection(cand.index)
+    notes = []
+    unpaired = len(base.index.union(cand.index)) - len(shared)
+    if unpaired:
+        notes.append(f"{unpaired} problem(s) present in only one run (or with errored repeats) were left out")
+    if len(shared) == 0:
+        raise GateInputError(f"no overlap on {dataset}: the two runs share no problem with complete results")
+    if len(shared) < settings.min_n:
+        raise GateInputError(f"too few problems: the runs share {len(shared)} problem(s) on {dataset}, fewer than "
+                             f"--min-n {settings.min_n}; a gate this small cannot tell a drop from noise")
+    xb, xc = base.loc[shared].to_numpy(), cand.loc[shared].to_numpy()
+    mean_b, mean_c = xb.mean(axis=1), xc.mean(axis=1)
+    drops, gains = int((mean_c < mean_b).sum()), int((mean_c > mean_b).sum())
+    if len(repeats) == 1:
+        test_name = "one-sided exact McNemar"
+        pvalue = mcnemar_exact(drops, gains, alternative="greater").pvalue
+    else:
+        test_name = f"one-sided sign-flip permutation over problems ({len(repeats)} repeats)"
+        pvalue = sign_flip_test(xb, xc, alternative="greater", n_resamples=settings.n_resamples,
+                                rng=settings.seed).pvalue
+    ci = paired_bootstrap_difference(xc, xb, 1 - 2 * settings.alpha, n_resamples=10_000, rng=settings.seed)
+    diff = float(mean_c.mean() - mean_b.mean())
+    discordance = (drops + gains) / len(shared)
+    mdd = (mdd_paired_exact(len(shared), discordance, settings.alpha, 0.8, "greater")
+           if discordance > 0 and len(shared) > 1 else float("inf"))
+    if settings.mode == "significance":
+        regression = pvalue < settings.alpha and diff < 0
+        reason = (f"drop of {-diff:.3f} is significant (p = {pvalue:.3g} < {settings.alpha})" if regression
+                  else f"no significant drop (p = {pvalue:.3g} >= {settings.alpha})" if diff < 0
+                  else f"no drop (difference {diff:+.3f})")
+    else:
+        regression = ci.low < -settings.max_drop
+        reason = (f"the {100 * (1 - settings.alpha):.0f} % lower bound {ci.low:+.3f} is below the allowed drop "
+                  f"-{settings.max_drop:.3f}" if regression
+                  else f"the lower bound {ci.low:+.3f} is within the allowed drop -{settings.max_drop:.3f}")
+    return GateCheck(dataset, base_arm, cand_arm, len(shared), len(repeats), float(mean_b.mean()),
+                     float(mean_c.mean()), diff, ci.low, ci.high, drops, gains, test_name, float(pvalue),
+                     bool(regression), float(mdd), reason, tuple(notes))
+
+
+def power_note(check: GateCheck) -> str:
+    """One sentence on what this gate could have seen."""
+    if not np.isfinite(check.mdd):
+        return (f"Power: with {check.n} problems and {check.drops + check.gains} discordant ones, no drop is "
+                f"detectable with 80 % power at this discordance; a green gate here is not evidence of no drop.")
+    return (f"Power: with {check.n} problems at the observed discordance "
+            f"({(check.drops + check.gains) / check.n:.1%}), the smallest drop this gate detects with 80 % "
+            f"power is {check.mdd:.1%} of problems; smaller drops can pass unnoticed.")
