@@ -255,6 +255,45 @@ def gate_command(
     raise typer.Exit(result.exit_code)
 
 
+@app.command()
+def claims(
+    files: Annotated[list[Path] | None, typer.Argument(help="Registry files (default: data/claims/*.yaml).")] = None,
+    runs: Annotated[list[Path] | None, typer.Option("--runs", help="Run directories for rerun-backed claims.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON.")] = False,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Audit published claims: a verdict and a one-sentence reason for every claim in the registry."""
+    from audit.claims import ClaimsError, audit_claims, load_registry
+    from audit.outcomes import OutcomeError, load_run
+    from reruns.benchmarks.loaders import load_dataset
+
+    paths = list(files or sorted(Path("data/claims").glob("*.yaml")))
+    if not paths:
+        raise SotacheckError("no claims files given and none found under data/claims/")
+    try:
+        loaded_runs = [load_run(r) for r in runs or []]
+        wanted = {c.dataset for p in paths for c in load_registry(p).claims if c.dataset}
+        sizes = {}
+        for name in wanted:
+            try:
+                sizes[name] = len(load_dataset(name, data_dir))
+            except SotacheckError:
+                continue  # the claim then says the shipped copy could not be counted
+        verdicts = audit_claims(paths, loaded_runs, sizes)
+    except (ClaimsError, OutcomeError) as exc:
+        raise SotacheckError(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, default=_json_default))
+        return
+    counts = Counter(v.verdict for v in verdicts)
+    typer.echo(f"{len(verdicts)} claims: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common()))
+    for v in verdicts:
+        p = "" if v.pvalue is None else f" (p = {v.pvalue:.3g})"
+        typer.echo(f"\n[{v.verdict}] {v.paper}/{v.id}{p}\n  {v.statement}\n  {v.reason}")
+        for note in v.notes:
+            typer.echo(f"  note: {note}")
+
+
 def _json_default(value: object) -> object:
     import numpy as np
 

@@ -1,0 +1,143 @@
+"""The claims registry: coverage of ../shared/reference/claims.md, the reviews' verdicts reproduced by
+computation, a run-backed claim on real published outcomes, and bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from audit.claims import ClaimsError, audit_claims, load_registry
+from audit.outcomes import import_mapcoder, load_run, write_run
+from audit.paired import mcnemar_exact
+
+REPO = Path(__file__).resolve().parents[2]
+REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))
+SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, object]:
+    return {v.id: v for v in audit_claims(REGISTRY, dataset_sizes={"humaneval": 164})}
+
+
+def test_every_number_in_the_reference_is_in_the_registry(data_dir) -> None:
+    text = (data_dir.parent / "reference" / "claims.md").read_text()
+    paper_sections = text.split("## Coderlet")[0]
+    body = re.sub(r"arXiv \d{4}\.\d{5}|seed \d{3}_[0-9a-f]+\.txt|GPT-[\d.o]+|Qwen2\.5-Coder-\d+B|LLaMa3\.1-70B|"
+                  r"Gemma2-9B|GPT-5-mini|MiniMax-M2\.5|v2\b|§\d+(\.\d+)?|Table \d|I\(x\)", "", paper_sections)
+    numbers = set(re.findall(r"\d+(?:[.,]\d+)+|\d{2,}", body))
+    registry_text = "\n".join(path.read_text() for path in REGISTRY)
+    registry_numbers = set(re.findall(r"\d+(?:\.\d+)?", registry_text.replace(",", "")))
+    missing = sorted(n for n in numbers if n.replace(",", "") not in registry_numbers
+                     and str(float(n.replace(",", ""))) not in registry_numbers)
+    assert missing == []
+
+
+def test_every_claim_has_a_source_and_the_four_papers_are_there() -> None:
+    papers = {load_registry(p).paper.id for p in REGISTRY}
+    assert {"pycapsule", "codesim", "ecloop", "agentcoder"} <= papers
+    for path in REGISTRY:
+        for claim in load_registry(path).claims:
+            assert claim.source.strip(), claim.id
+
+
+def test_pycapsule_lead_over_agentcoder_is_not_significant(verdicts) -> None:
+    v = verdicts["pycapsule-he-gpt4-vs-agentcoder"]
+    assert v.verdict == "not significant"
+    # one-sample t of 96.5 ± 0.7 (3 runs) vs 96.3: t = 0.494872, df = 2, p = 0.669711 if SD, 0.801970 if SE
+    assert v.numbers["p_if_sd"] == pytest.approx(0.669711, rel=1e-5)
+    assert v.numbers["p_if_se"] == pytest.approx(0.801970, rel=1e-5)
+    assert v.pvalue == pytest.approx(0.669711, rel=1e-5)
+    assert any("SD or an SE" in note for note in v.notes)
+    assert v.numbers["problem_sampling_se_pp"] == pytest.approx(1.435, abs=1e-3)
+
+
+def test_ecloop_smallest_gain_is_significant_over_the_regression_range(verdicts) -> None:
+    v = verdicts["ecloop-smallest-gain"]
+    assert v.verdict == "supported"
+    low, high = v.numbers["p_range"]
+    assert low == pytest.approx(mcnemar_exact(33, 9).pvalue) and low == pytest.approx(0.000271539, rel=1e-5)
+    assert high == pytest.approx(mcnemar_exact(40, 16).pvalue) and high == pytest.approx(0.00184155, rel=1e-5)
+    assert 0.0003 > low * 0.9 and high < 0.002
+
+
+def test_ecloop_ablation_cannot_resolve_five_points(verdicts) -> None:
+    v = verdicts["ecloop-ablation-100"]
+    assert v.verdict == "unverifiable from what was published"
+    assert min(v.numbers["mdd_paired_pp_by_discordance"].values()) > 5.0
+    assert v.numbers["mdd_unpaired_pp_at_50"] > 10.0
+
+
+def test_bigcodebench_gain_is_over_a_base_model(verdicts) -> None:
+    v = verdicts["pycapsule-bigcodebench-24-4"]
+    assert v.verdict == "contradicted"
+    assert "base model" in v.reason and v.numbers["gain_pp"] == pytest.approx(24.4)
+
+
+def test_consistency_checks(verdicts) -> None:
+    assert verdicts["pycapsule-table3-mapcoder-48-1"].verdict == "contradicted"
+    assert verdicts["codesim-apps-size"].verdict == "contradicted"
+    assert verdicts["codesim-humaneval-size"].verdict == "supported"
+
+
+def test_rerun_backed_claim_end_to_end_on_released_logs(tmp_path, data_dir) -> None:
+    frame, meta = import_mapcoder(data_dir / "published-runs/mapcoder/ChatGPT/HumanEval")
+    run_dir = write_run(tmp_path / "mapcoder-he", frame, meta)
+    done = subprocess.run([*SOTACHECK, "claims", str(REPO / "data/claims/mapcoder.yaml"), "--runs", str(run_dir),
+                           "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    result = {v["id"]: v for v in json.loads(done.stdout)}
+    v = result["mapcoder-beats-cot-he-chatgpt"]
+    assert {"id", "paper", "verdict", "reason", "pvalue"} <= set(v)
+    assert v["verdict"] == "supported"
+    assert (v["numbers"]["b"], v["numbers"]["c"]) == (30, 11)  # MapCoder-only vs CoT-only solved problems
+    assert v["pvalue"] == pytest.approx(mcnemar_exact(30, 11).pvalue)
+    assert v["numbers"]["measured_margin_pp"] == pytest.approx(100 * (132 - 113) / 164)
+    assert v["numbers"]["published_margin_pp"] == pytest.approx(80.5 - 68.9)
+    low, high = v["numbers"]["ci_pp"]
+    assert low < v["numbers"]["measured_margin_pp"] < high
+    # without the run the same claim cannot be judged
+    assert audit_claims([REPO / "data/claims/mapcoder.yaml"])[0].verdict == "unverifiable from what was published"
+
+
+def _write(tmp_path: Path, claim_patch: dict[str, object], drop: str | None = None) -> Path:
+    registry = yaml.safe_load((REPO / "data/claims/pycapsule.yaml").read_text())
+    claim = registry["claims"][0]
+    claim.update(claim_patch)
+    if drop:
+        claim.pop(drop)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(registry, allow_unicode=True))
+    return path
+
+
+@pytest.mark.parametrize(("patch", "drop", "message"), [
+    ({}, "benchmark", "field `benchmark`: Field required"),
+    ({"n": -164}, None, "field `n`: Input should be greater than 0"),
+    ({"method": {"name": "PyCapsule", "value": 106.5, "runs": 3}}, None, "field `method`: Value error, value 106.5 is a "
+                                                                          "percentage outside [0, 100]"),
+])
+def test_bad_registry_names_file_claim_and_field(tmp_path, patch, drop, message) -> None:
+    path = _write(tmp_path, patch, drop)
+    with pytest.raises(ClaimsError) as info:
+        load_registry(path)
+    assert str(info.value).startswith(f"{path}: claim 'pycapsule-he-gpt4-vs-agentcoder': ")
+    assert message in str(info.value)
+
+
+def test_run_lacking_a_named_arm_names_file_claim_and_field(tmp_path, data_dir) -> None:
+    frame, meta = import_mapcoder(data_dir / "published-runs/mapcoder/ChatGPT/HumanEval/ChatGPT-CoT-Python3-0-1.jsonl")
+    run_dir = write_run(tmp_path / "mapcoder-he", frame, meta)
+    path = REPO / "data/claims/mapcoder.yaml"
+    with pytest.raises(ClaimsError) as info:
+        audit_claims([path], runs=[load_run(run_dir)])
+    assert str(info.value).startswith(f"{path}: claim 'mapcoder-beats-cot-he-chatgpt': field `rerun.method_arm`: "
+                                      "arm 'MapCoder-5-5' is not in run 'mapcoder-he'")
+    done = subprocess.run([*SOTACHECK, "claims", str(path), "--runs", str(run_dir)], capture_output=True, text=True)
+    assert done.returncode == 2 and "rerun.method_arm" in done.stderr
