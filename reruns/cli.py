@@ -294,6 +294,130 @@ def claims(
             typer.echo(f"  note: {note}")
 
 
+def _parse_param(text: str) -> tuple[str, Any]:
+    import yaml
+
+    if "=" not in text:
+        raise SotacheckError(f"--param {text!r}: expected PIPELINE.NAME=VALUE")
+    key, value = text.split("=", 1)
+    return key.strip(), yaml.safe_load(value)
+
+
+@app.command()
+def rerun(
+    out: Annotated[Path, typer.Option(help="Run directory to create, e.g. runs/NAME.")],
+    dataset: Annotated[str | None, typer.Option(help="Benchmark name.")] = None,
+    pipelines: Annotated[str | None, typer.Option(help="Comma-separated pipelines, e.g. direct,cot.")] = None,
+    param: Annotated[list[str] | None, typer.Option(help="PIPELINE.NAME=VALUE, repeatable.")] = None,
+    model: Annotated[str, typer.Option(help="'local', 'gguf:PATH', or an OpenAI-compatible base URL.")] = "local",
+    model_name: Annotated[str | None, typer.Option(help="Model name at an OpenAI-compatible URL.")] = None,
+    repeats: Annotated[int, typer.Option(help="Repeats per problem.")] = 1,
+    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
+    seed: Annotated[int, typer.Option(help="Base seed of the seed schedule.")] = 0,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+    max_tokens: Annotated[int, typer.Option(help="Max tokens per reply.")] = 768,
+    concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 4,
+    spec: Annotated[Path | None, typer.Option(help="A YAML run spec instead of the options above.")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
+    from reruns.run import execute_run, load_spec, validate_spec
+
+    if spec is not None:
+        run_spec = load_spec(spec)
+    else:
+        if dataset is None or pipelines is None:
+            raise SotacheckError("give --dataset and --pipelines, or --spec FILE")
+        params: dict[str, dict[str, Any]] = {}
+        for item in param or []:
+            key, value = _parse_param(item)
+            if "." not in key:
+                raise SotacheckError(f"--param {item!r}: expected PIPELINE.NAME=VALUE")
+            pipe, name = key.split(".", 1)
+            params.setdefault(pipe, {})[name] = value
+        names = [p.strip() for p in pipelines.split(",") if p.strip()]
+        unknown = sorted(set(params) - set(names))
+        if unknown:
+            raise SotacheckError(f"--param names pipeline(s) not in --pipelines: {', '.join(unknown)}")
+        run_spec = validate_spec({"dataset": dataset, "pipelines": [{"name": n, "params": params.get(n, {})}
+                                                                     for n in names],
+                                  "model": model, "model_name": model_name, "repeats": repeats, "limit": limit,
+                                  "seed": seed, "temperature": temperature, "max_tokens": max_tokens,
+                                  "concurrency": concurrency, "data_dir": str(data_dir) if data_dir else None},
+                                 "command line")
+    _finish_run(out, asyncio_run(execute_run(out, run_spec, server_log=out / "server.log")))
+
+
+@app.command()
+def resume(
+    run_dir: Annotated[Path, typer.Argument(help="The run directory to continue.")],
+    replay: Annotated[bool, typer.Option(help="Serve every call from the store; a miss is an error.")] = False,
+) -> None:
+    """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
+    from reruns.run import execute_run
+
+    if not (run_dir / "store.sqlite").is_file():
+        raise SotacheckError(f"{run_dir}: no run store (store.sqlite) to resume")
+    _finish_run(run_dir, asyncio_run(execute_run(run_dir, None, replay=replay, server_log=run_dir / "server.log")))
+
+
+def asyncio_run(coroutine: Any) -> Any:
+    import asyncio
+
+    return asyncio.run(coroutine)
+
+
+def _finish_run(run_dir: Path, summary: Any) -> None:
+    typer.echo(f"{run_dir}: {summary.finished}/{summary.cells} cells, {summary.errors} error(s); "
+               f"{summary.calls} model calls ({summary.sent} sent, {summary.calls - summary.sent} from the store); "
+               f"{summary.wall_s:.0f} s")
+    if not summary.leakage_clean:
+        raise SotacheckError(f"LEAKAGE: {summary.leaks} request(s) in {run_dir} contain hidden-test asserts; "
+                             f"see run.json (leakage_check)")
+    typer.echo(f"leakage check: clean; outcomes in {run_dir}/outcomes.parquet and outcomes.csv")
+
+
+@app.command()
+def leakage(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+    """Prove from the stored requests that no hidden-test assert reached any prompt."""
+    from reruns.benchmarks.loaders import load_dataset
+    from reruns.leakage import check_leakage
+    from reruns.store.run_store import RunStore
+
+    store = RunStore.open(run_dir)
+    try:
+        spec = store.get_meta("spec") or {}
+        info = store.get_meta("dataset") or {}
+        name = info.get("name") or spec.get("dataset")
+        if not name:
+            raise SotacheckError(f"{run_dir}: the store does not say which dataset it ran")
+        data = load_dataset(str(name), spec.get("data_dir"))
+        report = check_leakage(store, data)
+    finally:
+        store.close()
+    if report.clean:
+        typer.echo(f"{run_dir}: clean: no hidden-test assert in any of {report.requests_checked} requests")
+        return
+    for call_id, problem, found in report.leaks[:20]:
+        typer.echo(f"  call {call_id} ({problem}) contains hidden assert: {found[:100]}", err=True)
+    raise SotacheckError(f"{run_dir}: {len(report.leaks)} leak(s) of hidden tests into prompts")
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8080,
+    gguf: Annotated[Path | None, typer.Option(help="Another GGUF file (default: the embedded model).")] = None,
+) -> None:
+    """Serve the embedded model (or a GGUF) on an OpenAI-compatible endpoint, in the foreground."""
+    import os
+
+    from reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
+
+    path = gguf or assemble_gguf()
+    server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem)
+    os.execv(sys.executable, server.command())
+
+
 def _json_default(value: object) -> object:
     import numpy as np
 

@@ -1,0 +1,48 @@
+"""The leakage check: proof, from the stored requests, that no hidden-test assert reached any prompt."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from reruns.benchmarks.problem import Dataset
+from reruns.store.run_store import RunStore
+
+_ASSERT = re.compile(r"^\s*assert\s+(.+?)\s*$", re.MULTILINE)
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def hidden_asserts(dataset: Dataset, problem_id: str) -> set[str]:
+    """Each hidden assert of a problem that is not also a visible test, whitespace removed."""
+    problem = dataset.by_id()[problem_id]
+    visible = {_normalise(m) for t in problem.visible_tests for m in _ASSERT.findall(t)}
+    hidden = {_normalise(m) for t in problem.hidden_tests for m in _ASSERT.findall(t)}
+    return {h for h in hidden - visible if len(h) >= 12}
+
+
+@dataclass(frozen=True)
+class LeakageReport:
+    requests_checked: int
+    leaks: tuple[tuple[str, str, str], ...]  # (call id, problem, the hidden assert found)
+
+    @property
+    def clean(self) -> bool:
+        return not self.leaks
+
+
+def check_leakage(store: RunStore, dataset: Dataset) -> LeakageReport:
+    leaks = []
+    checked = 0
+    cache: dict[str, set[str]] = {}
+    for call_id, problem, request in store.requests():
+        checked += 1
+        if problem not in cache:
+            cache[problem] = hidden_asserts(dataset, problem)
+        prompt = _normalise(" ".join(m["content"] for m in request["messages"]))
+        for hidden in cache[problem]:
+            if hidden in prompt:
+                leaks.append((call_id, problem, hidden))
+    return LeakageReport(checked, tuple(leaks))

@@ -1,0 +1,87 @@
+"""The model boundary: a request, a response, and the one async method a provider implements."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 768
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.temperature <= 2:
+            raise ValueError(f"`temperature` must be in [0, 2], got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"`top_p` must be in (0, 1], got {self.top_p}")
+        if self.max_tokens < 1:
+            raise ValueError(f"`max_tokens` must be at least 1, got {self.max_tokens}")
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    messages: tuple[Message, ...]
+    sampling: SamplingParams
+    seed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"messages": [asdict(m) for m in self.messages], "sampling": asdict(self.sampling), "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One try at a call: what happened and how long it took (retries are recorded, never hidden)."""
+
+    outcome: str            # "ok", "http 429", "http 500", "connection error", "timeout", "malformed response"
+    latency_s: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    attempts: tuple[Attempt, ...] = field(default_factory=tuple)
+
+
+class ModelCallFailed(Exception):
+    """A call that still failed after the retry budget: recorded as an ``error``, never a wrong answer."""
+
+    def __init__(self, message: str, attempts: tuple[Attempt, ...]) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class ChatModel(Protocol):
+    """A chat-completions endpoint. ``identity`` and ``endpoint`` enter every cache key."""
+
+    @property
+    def identity(self) -> str: ...
+
+    @property
+    def endpoint(self) -> str: ...
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+def cache_key(model_identity: str, endpoint: str, request: ChatRequest, repeat: int) -> str:
+    """Model identity, endpoint identity, the full message list, every sampling parameter, the seed and
+    the repeat index — never the prompt alone."""
+    payload = json.dumps({"model": model_identity, "endpoint": endpoint, "repeat": repeat, **request.as_dict()},
+                         sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()

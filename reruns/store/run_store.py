@@ -1,0 +1,219 @@
+"""The state boundary: a SQLite run store (WAL) in ``runs/<name>/store.sqlite``.
+
+Write-ahead request records: a call is saved as *prepared* (call id, cell, stage, call path, seed,
+messages, every sampling parameter, cache key) before it is sent, then *received* (response, finish
+reason, token usage, latency, every try) or *error*. Execution results are observations bound to the
+call id that produced the code, in generation order. Then the cell's outcome. Every write commits before
+the run moves on, so a run killed at any point resumes from the last saved record: a received call is
+found by its cache key and replayed, never re-sent.
+
+The response cache is the ``calls`` table itself, looked up by the cache key (model identity, endpoint
+identity, full message list, every sampling parameter, seed and repeat index — never the prompt alone).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reruns.errors import SotacheckError
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS calls (
+    call_id TEXT PRIMARY KEY,
+    cache_key TEXT NOT NULL,
+    arm TEXT NOT NULL, dataset TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+    stage TEXT NOT NULL, call_path TEXT NOT NULL, parent TEXT, seed INTEGER NOT NULL,
+    request TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('prepared', 'received', 'error')),
+    response TEXT, finish_reason TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_s REAL,
+    attempts TEXT, error TEXT, served_from TEXT,
+    prepared_at REAL NOT NULL, finished_at REAL
+);
+CREATE INDEX IF NOT EXISTS calls_by_cache_key ON calls (cache_key, state);
+CREATE INDEX IF NOT EXISTS calls_by_cell ON calls (arm, dataset, problem, repeat);
+CREATE TABLE IF NOT EXISTS observations (
+    arm TEXT NOT NULL, dataset TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+    seq INTEGER NOT NULL, call_id TEXT, kind TEXT NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (arm, dataset, problem, repeat, seq)
+);
+CREATE TABLE IF NOT EXISTS cells (
+    arm TEXT NOT NULL, dataset TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+    status TEXT NOT NULL, passed INTEGER, calls INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,
+    first_pass_attempt INTEGER, wall_s REAL, detail TEXT, finished_at REAL NOT NULL,
+    PRIMARY KEY (arm, dataset, problem, repeat)
+);
+"""
+
+
+@dataclass(frozen=True)
+class CellKey:
+    arm: str
+    dataset: str
+    problem: str
+    repeat: int
+
+    def as_tuple(self) -> tuple[str, str, str, int]:
+        return (self.arm, self.dataset, self.problem, self.repeat)
+
+
+@dataclass(frozen=True)
+class StoredCall:
+    call_id: str
+    cache_key: str
+    state: str
+    response: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float | None
+    attempts: list[dict[str, Any]]
+    error: str | None
+
+
+class RunStore:
+    """One run's store. Thread-safe: one connection, one lock (the harness is I/O-bound on the model)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(SCHEMA)
+            version = self._db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise SotacheckError(f"{path}: not a readable sotacheck run store ({exc})") from None
+        if version is None:
+            self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (json.dumps(SCHEMA_VERSION),))
+        elif json.loads(version[0]) != SCHEMA_VERSION:
+            raise SotacheckError(f"{path}: store schema version {version[0]}, this sotacheck reads {SCHEMA_VERSION}")
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, run_dir: Path, create: bool = False) -> RunStore:
+        store_path = run_dir / "store.sqlite"
+        if not store_path.is_file() and not create:
+            raise SotacheckError(f"{run_dir}: no run store (store.sqlite) here")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        return cls(store_path)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # --- metadata ---------------------------------------------------------------------------------
+    def set_meta(self, key: str, value: Any) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, default=str)))
+
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
+
+    # --- calls --------------------------------------------------------------------------------------
+    def find_received(self, cache_key: str) -> StoredCall | None:
+        """A received response for this cache key, from any cell of this run (the response cache)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT call_id, cache_key, state, response, finish_reason, prompt_tokens, completion_tokens, "
+                "latency_s, attempts, error FROM calls WHERE cache_key = ? AND state = 'received' "
+                "ORDER BY prepared_at LIMIT 1", (cache_key,)).fetchone()
+        return _stored(row) if row else None
+
+    def find_call(self, call_id: str) -> StoredCall | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT call_id, cache_key, state, response, finish_reason, prompt_tokens, completion_tokens, "
+                "latency_s, attempts, error FROM calls WHERE call_id = ?", (call_id,)).fetchone()
+        return _stored(row) if row else None
+
+    def prepare_call(self, call_id: str, cache_key: str, cell: CellKey, stage: str, call_path: str,
+                     parent: str | None, seed: int, request: dict[str, Any]) -> None:
+        """Write-ahead: the record exists before the request is sent. Re-preparing after a crash updates
+        the same row (the call id is deterministic), so nothing is duplicated."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO calls (call_id, cache_key, arm, dataset, problem, repeat, stage, call_path, parent, seed, "
+                "request, state, prepared_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'prepared', ?) "
+                "ON CONFLICT(call_id) DO UPDATE SET state = CASE WHEN calls.state = 'received' THEN 'received' "
+                "ELSE 'prepared' END",
+                (call_id, cache_key, *cell.as_tuple(), stage, call_path, parent, seed,
+                 json.dumps(request, ensure_ascii=False), time.time()))
+
+    def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
+                     completion_tokens: int, latency_s: float, attempts: list[dict[str, Any]],
+                     served_from: str = "model") -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE calls SET state = 'received', response = ?, finish_reason = ?, prompt_tokens = ?, "
+                       "completion_tokens = ?, latency_s = ?, attempts = ?, error = NULL, served_from = ?, "
+                       "finished_at = ? WHERE call_id = ?",
+                       (text, finish_reason, prompt_tokens, completion_tokens, latency_s, json.dumps(attempts),
+                        served_from, time.time(), call_id))
+
+    def fail_call(self, call_id: str, error: str, attempts: list[dict[str, Any]]) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE calls SET state = 'error', error = ?, attempts = ?, finished_at = ? WHERE call_id = ?",
+                       (error, json.dumps(attempts), time.time(), call_id))
+
+    # --- observations and cells ---------------------------------------------------------------------
+    def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO observations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       (*cell.as_tuple(), seq, call_id, kind, json.dumps(result, default=str)))
+
+    def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
+                    completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
+                    detail: dict[str, Any]) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (*cell.as_tuple(), status, None if passed is None else int(passed), calls, prompt_tokens,
+                        completion_tokens, first_pass_attempt, wall_s, json.dumps(detail, default=str), time.time()))
+
+    def finished_cells(self) -> set[tuple[str, str, str, int]]:
+        with self._lock:
+            rows = self._db.execute("SELECT arm, dataset, problem, repeat FROM cells").fetchall()
+        return {(r[0], r[1], r[2], int(r[3])) for r in rows}
+
+    def cells(self) -> list[dict[str, Any]]:
+        with self._lock:
+            cursor = self._db.execute("SELECT * FROM cells ORDER BY arm, dataset, problem, repeat")
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute("SELECT state, COUNT(*) FROM calls GROUP BY state").fetchall()
+        return {state: int(n) for state, n in rows}
+
+    def requests(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Every stored request (call id, problem, request), for audits such as the leakage check."""
+        with self._lock:
+            rows = self._db.execute("SELECT call_id, problem, request FROM calls ORDER BY prepared_at").fetchall()
+        for call_id, problem, request in rows:
+            yield call_id, problem, json.loads(request)
+
+
+def _stored(row: tuple[Any, ...]) -> StoredCall:
+    return StoredCall(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
+                      json.loads(row[8]) if row[8] else [], row[9])
