@@ -317,6 +317,8 @@ def rerun(
     temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
     max_tokens: Annotated[int, typer.Option(help="Max tokens per reply.")] = 768,
     concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 4,
+    request_timeout: Annotated[float, typer.Option(help="Seconds before a model request times out.")] = 300.0,
+    max_tries: Annotated[int, typer.Option(help="Tries per model call (429/5xx/timeouts are retried).")] = 6,
     spec: Annotated[Path | None, typer.Option(help="A YAML run spec instead of the options above.")] = None,
     data_dir: DataDirOption = None,
 ) -> None:
@@ -343,7 +345,8 @@ def rerun(
                                                                      for n in names],
                                   "model": model, "model_name": model_name, "repeats": repeats, "limit": limit,
                                   "seed": seed, "temperature": temperature, "max_tokens": max_tokens,
-                                  "concurrency": concurrency, "data_dir": str(data_dir) if data_dir else None},
+                                  "concurrency": concurrency, "request_timeout_s": request_timeout,
+                                  "max_tries": max_tries, "data_dir": str(data_dir) if data_dir else None},
                                  "command line")
     _finish_run(out, asyncio_run(execute_run(out, run_spec, server_log=out / "server.log")))
 

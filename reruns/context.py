@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from reruns.benchmarks.problem import Problem
+from reruns.crashpoints import crash_point
 from reruns.model.base import ChatModel, ChatRequest, Message, ModelCallFailed, SamplingParams, cache_key
 from reruns.sandbox.judge import run_visible
 from reruns.sandbox.pool import SandboxPool
@@ -111,13 +112,16 @@ class PipelineContext:
             raise ReplayMiss(message)
         async with self._semaphore:
             self.accounting.sent += 1
+            crash_point("before_send")
             try:
                 response = await self._model.complete(request)
             except ModelCallFailed as exc:
                 self._store.fail_call(call_id, str(exc), [asdict(a) for a in exc.attempts])
                 raise CellError(f"model call {call_path} failed: {exc}") from None
+        crash_point("after_send")
         self._store.receive_call(call_id, response.text, response.finish_reason, response.prompt_tokens,
                                  response.completion_tokens, response.latency_s, [asdict(a) for a in response.attempts])
+        crash_point("after_receive")
         return self._account(response.text, response.prompt_tokens, response.completion_tokens)
 
     def _account(self, text: str, prompt_tokens: int | None, completion_tokens: int | None) -> str:

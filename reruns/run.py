@@ -22,6 +22,7 @@ from reruns import __version__
 from reruns.benchmarks.loaders import load_dataset
 from reruns.benchmarks.problem import Dataset, Problem
 from reruns.context import CellError, PipelineContext
+from reruns.crashpoints import crash_point
 from reruns.errors import SotacheckError
 from reruns.leakage import check_leakage
 from reruns.model.base import ChatModel, ChatRequest, ChatResponse, SamplingParams
@@ -55,6 +56,8 @@ class RunSpec(BaseModel):
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
     concurrency: int = Field(default=4, ge=1)
+    request_timeout_s: float = Field(default=300.0, gt=0)
+    max_tries: int = Field(default=6, ge=1)
     test_timeout_s: float = Field(default=5.0, gt=0)
     data_dir: str | None = None
 
@@ -120,7 +123,10 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
             raise SotacheckError("replay needs a run that recorded its model identity")
         yield ReplayModel(*stored_identity)
         return
-    from reruns.model.openai_compat import OpenAICompatibleModel
+    from reruns.model.openai_compat import OpenAICompatibleModel, RetryPolicy
+
+    retry = RetryPolicy(max_tries=spec.max_tries, timeout_s=spec.request_timeout_s,
+                        budget_s=max(120.0, 2 * spec.request_timeout_s))
 
     if spec.model == "local" or spec.model.startswith("gguf:"):
         from reruns.model.local import GGUF_SHA256, LOCAL_MODEL_ID, LocalServer, assemble_gguf, sha256_of
@@ -134,7 +140,8 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
             digest, alias = sha256_of(gguf), gguf.stem
         server = await asyncio.to_thread(LocalServer(gguf, model_alias=alias, log_file=server_log).start)
         try:
-            model = OpenAICompatibleModel(server.base_url, alias, endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}")
+            model = OpenAICompatibleModel(server.base_url, alias, retry=retry,
+                                          endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}")
             try:
                 yield model
             finally:
@@ -144,7 +151,7 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
         return
     if not spec.model_name:
         raise SotacheckError("an OpenAI-compatible --model URL needs --model-name")
-    model = OpenAICompatibleModel(spec.model, spec.model_name, api_key_env=spec.api_key_env)
+    model = OpenAICompatibleModel(spec.model, spec.model_name, api_key_env=spec.api_key_env, retry=retry)
     try:
         yield model
     finally:
@@ -200,6 +207,7 @@ async def _run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, data
         if code is None:
             detail = {"reason": "; ".join(ctx.state.notes) or "no code submitted"}
         else:
+            crash_point("during_execution")
             result = await asyncio.to_thread(judge_hidden, pool, problem, code)
             store.observe(cell, 10_000, ctx.last_call_id, "hidden_tests",
                           {"status": result.status, "exception_type": result.exception_type,

@@ -9,6 +9,7 @@ faults: HTTP 429 and 500, connection resets, stalls past the client's timeout, m
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import socket
 import struct
@@ -90,10 +91,10 @@ class LoopbackServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._send(200, json.dumps({"data": [{"id": "loopback"}]}).encode())
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
                 body = json.loads(raw)
@@ -107,8 +108,13 @@ class LoopbackServer:
                     self._send(500, b'{"error": "internal"}')
                 elif fault == "reset":
                     server.log.add(key, "reset")
+                    # SO_LINGER 0 and a close of every reference to the socket send a TCP reset.
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    self.rfile.close()
+                    self.wfile.close()
                     self.connection.close()
+                    self.wfile = io.BytesIO()  # the handler flushes wfile after us; let it flush nothing
                 elif fault == "stall":
                     server.log.add(key, "stall")
                     time.sleep(server.stall_s)

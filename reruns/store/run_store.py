@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reruns.crashpoints import crash_point
 from reruns.errors import SotacheckError
 
 SCHEMA_VERSION = 1
@@ -189,6 +190,7 @@ class RunStore:
             db.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (*cell.as_tuple(), status, None if passed is None else int(passed), calls, prompt_tokens,
                         completion_tokens, first_pass_attempt, wall_s, json.dumps(detail, default=str), time.time()))
+            crash_point("during_outcome_write")
 
     def finished_cells(self) -> set[tuple[str, str, str, int]]:
         with self._lock:

@@ -1,0 +1,28 @@
+"""Named crash points for crash-recovery tests: ``SOTACHECK_CRASH_AT=NAME:K`` makes the process SIGKILL
+itself the K-th time it reaches ``crash_point(NAME)``. Unset (always, outside tests), it does nothing.
+
+Points: ``before_send`` (request record prepared, not sent), ``after_send`` (answer in hand, not saved),
+``after_receive`` (answer saved), ``during_execution`` (judging the submission), ``during_outcome_write``
+(inside the cell's outcome transaction, before it commits).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import Counter
+
+POINTS = ("before_send", "after_send", "after_receive", "during_execution", "during_outcome_write")
+_hits: Counter[str] = Counter()
+
+
+def crash_point(name: str) -> None:
+    target = os.environ.get("SOTACHECK_CRASH_AT")
+    if not target:
+        return
+    point, _, nth = target.partition(":")
+    if point != name:
+        return
+    _hits[name] += 1
+    if _hits[name] == int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
