@@ -153,6 +153,7 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
         raise SotacheckError("an OpenAI-compatible --model URL needs --model-name")
     model = OpenAICompatibleModel(spec.model, spec.model_name, api_key_env=spec.api_key_env, retry=retry)
     try:
+        await model.preflight()
         yield model
     finally:
         await model.close()

@@ -48,7 +48,8 @@ class RequestLog:
 
 class LoopbackServer:
     def __init__(self, responder: Responder | None = None, upstream: str | None = None,
-                 faults: list[str | None] | None = None, stall_s: float = 30.0) -> None:
+                 faults: list[str | None] | None = None, stall_s: float = 30.0,
+                 models: tuple[str, ...] | None = None) -> None:
         if responder is None and upstream is None:
             raise ValueError("give a `responder` or an `upstream`")
         for fault in faults or []:
@@ -58,6 +59,7 @@ class LoopbackServer:
         self.upstream = upstream.rstrip("/") if upstream else None
         self.faults = list(faults or [])
         self.stall_s = stall_s
+        self.models = models
         self.log = RequestLog()
         self._count = 0
         self._count_lock = threading.Lock()
@@ -92,13 +94,17 @@ class LoopbackServer:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
-                self._send(200, json.dumps({"data": [{"id": "loopback"}]}).encode())
+                names = server.models or ()  # no list: any model name is accepted
+                self._send(200, json.dumps({"object": "list", "data": [{"id": n} for n in names]}).encode())
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 raw = self.rfile.read(length)
                 body = json.loads(raw)
                 key = request_key(body)
+                if server.models is not None and body.get("model") not in server.models:
+                    self._send(404, json.dumps({"error": f"model {body.get('model')!r} not found"}).encode())
+                    return
                 fault = server._next_fault()
                 if fault == "429":
                     server.log.add(key, "429")

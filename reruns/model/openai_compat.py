@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from reruns.errors import SotacheckError
 from reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
 
 
@@ -53,6 +54,31 @@ class OpenAICompatibleModel:
     @property
     def endpoint(self) -> str:
         return self._endpoint_identity
+
+    async def preflight(self, tries: int = 3) -> None:
+        """Before any call: the endpoint answers ``GET /models`` and, when it lists models, serves ours."""
+        last = ""
+        for attempt in range(tries):
+            try:
+                response = await self._client.get(f"{self.base_url}/models", timeout=10)
+            except httpx.HTTPError as exc:
+                last = str(exc) or type(exc).__name__
+                await asyncio.sleep(0.5 * 2**attempt)
+                continue
+            if response.status_code == 404:
+                return  # an endpoint without a model list: nothing to check
+            if response.status_code != 200:
+                raise SotacheckError(f"the model endpoint {self.base_url} answered GET /models with HTTP "
+                                     f"{response.status_code}: {response.text[:200]}")
+            try:
+                served = [m["id"] for m in response.json().get("data", [])]
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return
+            if served and self.model not in served:
+                raise SotacheckError(f"the model endpoint {self.base_url} does not serve model {self.model!r}; "
+                                     f"it serves: {', '.join(served)}")
+            return
+        raise SotacheckError(f"cannot reach the model endpoint {self.base_url} ({last}); no call was made")
 
     async def close(self) -> None:
         await self._client.aclose()

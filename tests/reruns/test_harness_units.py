@@ -1,0 +1,163 @@
+"""The seed schedule, the cache key, the store, pipeline parameters and bad input to the harness."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from reruns.errors import SotacheckError
+from reruns.model.base import ChatRequest, Message, SamplingParams, cache_key
+from reruns.model.local import verify_gguf
+from reruns.pipelines import make_arm
+from reruns.pipelines.code import last_code_block
+from reruns.run import validate_spec
+from reruns.seeds import derive_seed
+from reruns.store.run_store import RunStore
+
+SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+
+
+def test_same_problem_repeat_and_path_give_the_same_seed_in_every_pipeline() -> None:
+    # the pipeline is not an input: direct's generate[0] and cot's generate[0] share a seed
+    assert derive_seed(7, "HumanEval/3", 0, "generate[0]") == derive_seed(7, "HumanEval/3", 0, "generate[0]")
+    seeds_by_repeat = {derive_seed(7, "HumanEval/3", r, "generate[0]") for r in range(20)}
+    assert len(seeds_by_repeat) == 20  # repeats differ
+    assert derive_seed(7, "HumanEval/3", 0, "plan[1]/debug[0]") != derive_seed(7, "HumanEval/3", 0, "plan[0]/debug[1]")
+    assert derive_seed(8, "HumanEval/3", 0, "generate[0]") != derive_seed(7, "HumanEval/3", 0, "generate[0]")
+    assert all(0 <= s < 2**31 for s in seeds_by_repeat)
+
+
+def test_cache_key_covers_sampling_seed_repeat_model_and_endpoint() -> None:
+    messages = (Message("user", "write f"),)
+    base = ChatRequest(messages, SamplingParams(temperature=0.0), 1)
+    key = cache_key("m", "e", base, 0)
+    assert key == cache_key("m", "e", ChatRequest(messages, SamplingParams(temperature=0.0), 1), 0)
+    assert key != cache_key("m", "e", ChatRequest(messages, SamplingParams(temperature=0.7), 1), 0)
+    assert key != cache_key("m", "e", ChatRequest(messages, SamplingParams(temperature=0.0), 2), 0)
+    assert key != cache_key("m", "e", base, 1)
+    assert key != cache_key("m2", "e", base, 0) and key != cache_key("m", "e2", base, 0)
+
+
+def test_last_code_block() -> None:
+    assert last_code_block("x\n```python\ndef f():\n    return 1\n```\nthen\n```\ndef g(): pass\n```") == "def g(): pass"
+    assert last_code_block("no code here") is None
+    assert last_code_block("```python\n\n```") is None
+
+
+def test_unknown_pipeline_or_parameter_is_an_error() -> None:
+    with pytest.raises(SotacheckError, match="unknown pipeline 'codesimm'"):
+        make_arm("codesimm")
+    with pytest.raises(SotacheckError, match="pipeline 'direct' has no parameter"):
+        make_arm("direct", {"p": 3})
+    with pytest.raises(SotacheckError, match=r"spec.yaml: unknown pipeline 'nope'"):
+        validate_spec({"dataset": "humaneval", "pipelines": [{"name": "nope"}]}, "spec.yaml")
+
+
+def test_spec_file_with_unknown_pipeline_fails_before_any_call(tmp_path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("dataset: humaneval\npipelines:\n  - name: magic\nmodel: http://127.0.0.1:9/v1\nmodel_name: x\n")
+    done = subprocess.run([*SOTACHECK, "rerun", "--spec", str(spec), "--out", str(tmp_path / "r")], capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "unknown pipeline 'magic'" in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_unreachable_endpoint_is_a_clear_error_before_any_call(tmp_path) -> None:
+    out = tmp_path / "r"
+    done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+                           "http://127.0.0.1:9/v1", "--model-name", "x", "--limit", "2", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "cannot reach the model endpoint http://127.0.0.1:9/v1" in done.stderr
+    with sqlite3.connect(out / "store.sqlite") as db:  # the store is there and readable, with no call in it
+        assert db.execute("SELECT COUNT(*) FROM calls").fetchone() == (0,)
+
+
+def test_wrong_model_name_is_a_clear_error_before_any_call(tmp_path) -> None:
+    from reruns.model.loopback import LoopbackServer
+
+    with LoopbackServer(lambda body: "x", models=("served-model",)) as server:
+        out = tmp_path / "r"
+        done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+                               server.base_url, "--model-name", "no-such-model", "--limit", "1", "--out", str(out)],
+                              capture_output=True, text=True, timeout=120)
+        assert server.log.entries == []
+    assert done.returncode == 2
+    assert "does not serve model 'no-such-model'; it serves: served-model" in done.stderr
+
+
+def test_endpoint_failing_mid_run_gives_error_cells(tmp_path) -> None:
+    from reruns.model.loopback import LoopbackServer
+
+    with LoopbackServer(lambda body: "x", faults=["500"]) as server:  # every request fails
+        out = tmp_path / "r"
+        done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+                               server.base_url, "--model-name", "m", "--limit", "2", "--max-tries", "2", "--out",
+                               str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "2 error(s)" in done.stdout
+    with sqlite3.connect(out / "store.sqlite") as db:
+        errors = [e for (e,) in db.execute("SELECT error FROM calls WHERE state = 'error'")]
+    assert len(errors) == 2 and all("http 500 after 2 tries" in e for e in errors)
+
+
+def test_corrupted_store_is_a_clear_error(tmp_path) -> None:
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / "store.sqlite").write_bytes(b"this is not a database" * 100)
+    done = subprocess.run([*SOTACHECK, "resume", str(run_dir)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "not a readable sotacheck run store" in done.stderr
+    assert (run_dir / "store.sqlite").read_bytes().startswith(b"this is not a database")  # left as it was
+
+
+def test_gguf_with_the_wrong_hash_is_refused(tmp_path) -> None:
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"GGUF" + b"\0" * 1000)
+    with pytest.raises(SotacheckError, match="does not match the expected"):
+        verify_gguf(fake)
+
+
+def test_store_prepare_is_idempotent(tmp_path) -> None:
+    from reruns.store.run_store import CellKey
+
+    store = RunStore.open(tmp_path, create=True)
+    cell = CellKey("direct", "humaneval", "HumanEval/0", 0)
+    store.prepare_call("c1", "k1", cell, "generate", "generate[0]", None, 5, {"messages": []})
+    store.prepare_call("c1", "k1", cell, "generate", "generate[0]", None, 5, {"messages": []})
+    store.receive_call("c1", "reply", "stop", 3, 4, 0.1, [])
+    store.prepare_call("c1", "k1", cell, "generate", "generate[0]", None, 5, {"messages": []})
+    assert store.counts() == {"received": 1}
+    assert store.find_received("k1") is not None
+    store.close()
+
+
+def test_context_replays_its_own_calls(tmp_path) -> None:
+    """A resumed cell finds its received call by call id and does not send it again."""
+    from reruns.benchmarks import load_dataset
+    from reruns.context import PipelineContext
+    from reruns.sandbox import SandboxPool
+    from reruns.store.run_store import CellKey
+
+    class Counting:
+        identity, endpoint, sent = "m", "e", 0
+
+        async def complete(self, request):
+            from reruns.model.base import ChatResponse
+
+            Counting.sent += 1
+            return ChatResponse("```python\ndef f():\n    return 1\n```", "stop", 3, 4, 0.0)
+
+    problem = load_dataset("humaneval").problems[0]
+    store = RunStore.open(tmp_path, create=True)
+    with SandboxPool(1) as pool:
+        for _ in range(2):
+            ctx = PipelineContext(problem, CellKey("direct", "humaneval", problem.id, 0), {}, Counting(), store, pool,
+                                  SamplingParams(), 7)
+            asyncio.run(ctx.chat([("user", "hi")], stage="generate"))
+    assert Counting.sent == 1 and store.counts() == {"received": 1}
+    store.close()
