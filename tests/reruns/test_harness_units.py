@@ -161,3 +161,18 @@ def test_context_replays_its_own_calls(tmp_path) -> None:
             asyncio.run(ctx.chat([("user", "hi")], stage="generate"))
     assert Counting.sent == 1 and store.counts() == {"received": 1}
     store.close()
+
+
+def test_a_tampered_cached_gguf_is_refused_by_the_cli(tmp_path) -> None:
+    import os
+
+    models = tmp_path / "cache" / "models"
+    models.mkdir(parents=True)
+    (models / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf").write_bytes(b"GGUF" + b"\0" * 4096)
+    env = {**os.environ, "SOTACHECK_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model", "local",
+                           "--limit", "1", "--out", str(tmp_path / "r")], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert done.returncode == 2
+    assert "does not match the expected 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32" in done.stderr
+    assert "refusing it" in done.stderr
