@@ -16,7 +16,7 @@ from typing import Any
 from reruns.benchmarks.problem import Problem
 from reruns.crashpoints import crash_point
 from reruns.model.base import ChatModel, ChatRequest, Message, ModelCallFailed, SamplingParams, cache_key
-from reruns.sandbox.judge import run_visible
+from reruns.sandbox.judge import judge_hidden, run_visible
 from reruns.sandbox.pool import SandboxPool
 from reruns.sandbox.result import ExecutionResult
 from reruns.seeds import derive_seed
@@ -139,6 +139,17 @@ class PipelineContext:
                              "feedback": result.feedback, "wall_s": time.monotonic() - started})
         self._observations += 1
         return result
+
+    async def record_hidden_pass(self, code: str, attempt: int) -> None:
+        """Judge ``code`` on the hidden tests for the record only (per-attempt data for the decay analysis).
+        Returns nothing: the pipeline never learns the result, so it cannot steer by hidden tests."""
+        if self.state.record.get("first_pass_attempt") is not None:
+            return
+        result = await asyncio.to_thread(judge_hidden, self._pool, self.problem, code)
+        self._store.observe(self.cell, 5_000 + attempt, self.last_call_id, "hidden_measure",
+                            {"attempt": attempt, "status": result.status})
+        if result.passed:
+            self.state.record["first_pass_attempt"] = attempt
 
     def submit(self, code: str | None, note: str | None = None) -> None:
         """The pipeline's final answer (None when it produced no code); judged once, on the hidden tests."""

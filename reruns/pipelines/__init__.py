@@ -8,9 +8,9 @@ from types import ModuleType
 from typing import Any
 
 from reruns.errors import SotacheckError
-from reruns.pipelines import cot, direct
+from reruns.pipelines import cot, direct, pycapsule
 
-MODULES: dict[str, ModuleType] = {"direct": direct, "cot": cot}
+MODULES: dict[str, ModuleType] = {"direct": direct, "cot": cot, "pycapsule": pycapsule}
 
 
 @dataclass(frozen=True)
