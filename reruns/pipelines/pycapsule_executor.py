@@ -112,7 +112,7 @@ def process_error(result: ExecutionResult, visible_tests: tuple[str, ...], max_c
     feedback = result.feedback or result.message or ""
     if result.exception_type == "RecursionError":
         lines = feedback.splitlines()
-        feedback = "\n".join(lines[:6] + ["  ... (repeated frames removed) ..."] + lines[-4:]) if len(lines) > 12 else feedback
+        feedback = "\n".join([*lines[:6], "  ... (repeated frames removed) ...", *lines[-4:]]) if len(lines) > 12 else feedback
     if feedback:
         parts.append(feedback.strip())
     message = "\n".join(parts)

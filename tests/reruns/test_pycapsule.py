@@ -80,7 +80,7 @@ def test_call_bound_is_one_plus_max_attempts(problem, tmp_path) -> None:
 
 
 def test_max_attempts_zero_is_one_call(problem, tmp_path) -> None:
-    ctx, model = run_pipeline(problem, [fenced(WRONG_A)], tmp_path, max_attempts=0)
+    _ctx, model = run_pipeline(problem, [fenced(WRONG_A)], tmp_path, max_attempts=0)
     assert len(model.requests) == 1
 
 
