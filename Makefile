@@ -11,9 +11,14 @@ LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 	-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_WHEELS := $(HOME)/.cache/sotacheck/wheels/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 
-.PHONY: setup setup-core setup-local test check bench demo clean
+.PHONY: setup setup-core setup-local setup-browser test check bench demo clean
 
-setup: setup-core setup-local
+setup: setup-core setup-local setup-browser
+
+# Debian's Chromium and ChromeDriver for the report's real-browser test (needs root, as on CI).
+setup-browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
 
 setup-core: $(VENV)/.core-installed
 

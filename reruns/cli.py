@@ -263,23 +263,15 @@ def claims(
     data_dir: DataDirOption = None,
 ) -> None:
     """Audit published claims: a verdict and a one-sentence reason for every claim in the registry."""
-    from audit.claims import ClaimsError, audit_claims, load_registry
+    from audit.claims import ClaimsError, audit_claims
     from audit.outcomes import OutcomeError, load_run
-    from reruns.benchmarks.loaders import load_dataset
 
     paths = list(files or sorted(Path("data/claims").glob("*.yaml")))
     if not paths:
         raise SotacheckError("no claims files given and none found under data/claims/")
     try:
         loaded_runs = [load_run(r) for r in runs or []]
-        wanted = {c.dataset for p in paths for c in load_registry(p).claims if c.dataset}
-        sizes = {}
-        for name in wanted:
-            try:
-                sizes[name] = len(load_dataset(name, data_dir))
-            except SotacheckError:
-                continue  # the claim then says the shipped copy could not be counted
-        verdicts = audit_claims(paths, loaded_runs, sizes)
+        verdicts = audit_claims(paths, loaded_runs, _dataset_sizes(paths, data_dir))
     except (ClaimsError, OutcomeError) as exc:
         raise SotacheckError(str(exc)) from None
     if as_json:
@@ -419,6 +411,77 @@ def serve(
     path = gguf or assemble_gguf()
     server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem)
     os.execv(sys.executable, server.command())
+
+
+def _dataset_sizes(claim_files: list[Path], data_dir: Path | None) -> dict[str, int]:
+    """Problem counts of the datasets that benchmark-size claims name (loaded here, in reruns)."""
+    from audit.claims import load_registry
+    from reruns.benchmarks.loaders import load_dataset
+
+    sizes = {}
+    for name in {c.dataset for p in claim_files for c in load_registry(p).claims if c.dataset}:
+        try:
+            sizes[name] = len(load_dataset(name, data_dir))
+        except SotacheckError:
+            continue  # the claim then says the shipped copy could not be counted
+    return sizes
+
+
+@app.command()
+def report(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (runs/NAME).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path("report.html"),
+    claims_files: Annotated[list[Path] | None, typer.Option("--claims", help="Claims registry files.")] = None,
+    baseline: Annotated[str | None, typer.Option(help="Baseline arm (default: the first arm).")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """A self-contained HTML audit report (no network needed to open it)."""
+    from audit.claims import ClaimsError
+    from audit.outcomes import OutcomeError, load_run
+    from reports.html import write_report
+
+    try:
+        loaded = [load_run(r) for r in runs]
+        for run in loaded:
+            if run.outcomes.empty:
+                raise OutcomeError(f"{run.path}: the run has no outcomes")
+        files = list(claims_files or [])
+        path = write_report(loaded, files, output, baseline, _dataset_sizes(files, data_dir))
+    except (OutcomeError, ClaimsError, ValueError) as exc:
+        raise SotacheckError(str(exc)) from None
+    typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+
+
+@app.command()
+def table(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (runs/NAME).")],
+    fmt: Annotated[str, typer.Option("--format", help="latex | markdown | csv")] = "markdown",
+    kind: Annotated[str, typer.Option(help="pass-rates | comparisons")] = "pass-rates",
+    ci: Annotated[str, typer.Option(help="bracket ([low, high]) | pm (±)")] = "bracket",
+    baseline: Annotated[str | None, typer.Option(help="Baseline arm (default: the first arm).")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file instead of stdout.")] = None,
+) -> None:
+    """Paper-ready tables (LaTeX booktabs, Markdown, CSV) from the same numbers as `analyze`."""
+    from audit.analysis import analyze as run_analysis
+    from audit.outcomes import OutcomeError, load_run
+    from reports.tables import RENDERERS, comparison_table, pass_rate_table
+
+    if fmt not in RENDERERS:
+        raise SotacheckError(f"--format must be one of {', '.join(RENDERERS)}, got {fmt!r}")
+    if ci not in ("bracket", "pm"):
+        raise SotacheckError(f"--ci must be 'bracket' or 'pm', got {ci!r}")
+    if kind not in ("pass-rates", "comparisons"):
+        raise SotacheckError(f"--kind must be 'pass-rates' or 'comparisons', got {kind!r}")
+    try:
+        result = run_analysis([load_run(r) for r in runs], baseline)
+    except (OutcomeError, ValueError) as exc:
+        raise SotacheckError(str(exc)) from None
+    built = pass_rate_table(result, ci) if kind == "pass-rates" else comparison_table(result)  # type: ignore[arg-type]
+    text = RENDERERS[fmt](built)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        write_atomically(output, text)
 
 
 def _json_default(value: object) -> object:

@@ -1,0 +1,112 @@
+"""Figures as inline SVG (matplotlib, Okabe–Ito colour-blind-safe palette). Plotting only: every number
+comes from ``audit``."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("svg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+plt.rcParams.update({"font.size": 9, "svg.fonttype": "none", "axes.spines.top": False, "axes.spines.right": False,
+                     "font.family": "sans-serif"})
+
+
+def _svg(figure: plt.Figure) -> str:
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
+
+
+def forest_plot(labels: Sequence[str], rates: Sequence[float], lows: Sequence[float], highs: Sequence[float],
+                title: str) -> str:
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(labels) + 1.0))
+    y = np.arange(len(labels))[::-1]
+    rates_a = np.asarray(rates)
+    ax.errorbar(rates_a, y, xerr=[rates_a - np.asarray(lows), np.asarray(highs) - rates_a], fmt="o",
+                color=OKABE_ITO[0], ecolor=OKABE_ITO[0], capsize=3)
+    ax.set_yticks(y, labels)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("pass@1 with 95 % CI")
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    return _svg(fig)
+
+
+def cost_accuracy(labels: Sequence[str], tokens: Sequence[float | None], rates: Sequence[float], title: str) -> str:
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for i, (label, cost, rate) in enumerate(zip(labels, tokens, rates, strict=True)):
+        if cost is None:
+            continue
+        ax.scatter(cost, rate, color=OKABE_ITO[i % len(OKABE_ITO)], marker="os^Dv<>p"[i % 8], s=40, label=label)
+    ax.set_xlabel("tokens per problem (prompt + completion)")
+    ax.set_ylabel("pass@1")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, frameon=False, loc="best")
+    return _svg(fig)
+
+
+def outcome_heatmap(matrix: np.ndarray, arms: Sequence[str], title: str) -> str:
+    """Arms × problems; a cell is the share of repeats solved (raster inside the SVG keeps it small)."""
+    fig, ax = plt.subplots(figsize=(7.2, 0.35 * len(arms) + 1.2))
+    image = ax.imshow(matrix, aspect="auto", interpolation="nearest", cmap="cividis", vmin=0, vmax=1)
+    ax.set_yticks(range(len(arms)), arms)
+    ax.set_xlabel(f"problem (n = {matrix.shape[1]}, in dataset order)")
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="share solved")
+    return _svg(fig)
+
+
+def decay_plot(x: np.ndarray, observed: np.ndarray, a: float, b: float, r2: str, title: str) -> str:
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.plot(x, observed, "o", color=OKABE_ITO[0], label="observed I(x)")
+    grid = np.linspace(x.min(), x.max(), 100)
+    ax.plot(grid, a * np.exp(-b * grid), "-", color=OKABE_ITO[1], label=f"fit {a:.2f}·e^(−{b:.2f}x), R² {r2}")
+    ax.set_xlabel("repair attempt x")
+    ax.set_ylabel("solved at x / unsolved before x")
+    ax.set_title(title)
+    ax.legend(frameon=False, fontsize=8)
+    ax.grid(alpha=0.3)
+    return _svg(fig)
+
+
+def sweep_line(values: Sequence[str], rates: Sequence[float], lows: Sequence[float], highs: Sequence[float],
+               parameter: str, title: str) -> str:
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    x = np.arange(len(values))
+    ax.plot(x, rates, "o-", color=OKABE_ITO[0])
+    ax.fill_between(x, lows, highs, color=OKABE_ITO[0], alpha=0.2, label="95 % CI")
+    ax.set_xticks(x, values)
+    ax.set_xlabel(parameter)
+    ax.set_ylabel("pass@1")
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(frameon=False)
+    return _svg(fig)
+
+
+def sweep_heatmap(grid: np.ndarray, rows: Sequence[str], cols: Sequence[str], row_name: str, col_name: str,
+                  title: str) -> str:
+    fig, ax = plt.subplots(figsize=(4.8, 3.6))
+    image = ax.imshow(grid, cmap="cividis", vmin=0, vmax=1)
+    ax.set_xticks(range(len(cols)), cols)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xlabel(col_name)
+    ax.set_ylabel(row_name)
+    for i in range(grid.shape[0]):
+        for j in range(grid.shape[1]):
+            if np.isfinite(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.3f}", ha="center", va="center",
+                        color="white" if grid[i, j] < 0.6 else "black", fontsize=8)
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.05, label="pass@1")
+    return _svg(fig)

@@ -1,0 +1,92 @@
+"""The HTML report in a real headless Chromium (Debian's package, installed by `make setup`), loaded from
+disk with the network blocked: no request leaves the page, no console error, every figure has a size,
+and a full-page screenshot is saved as a test artifact."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from audit.outcomes import import_mapcoder, load_run, write_run
+from reports.html import write_report
+
+REPO = Path(__file__).resolve().parents[2]
+RECORDED = REPO / "data" / "runs" / "reference-qwen05b"
+ARTIFACTS = Path(os.environ.get("SOTACHECK_ARTIFACTS", REPO / "artifacts"))
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+
+pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
+                                reason="Debian's chromium and chromium-driver are installed by `make setup`")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, data_dir) -> Path:
+    work = tmp_path_factory.mktemp("report")
+    frame, meta = import_mapcoder(data_dir / "published-runs/mapcoder/ChatGPT/HumanEval")
+    mapcoder = write_run(work / "mapcoder-he", frame, meta)
+    runs = [load_run(RECORDED), load_run(mapcoder)]
+    return write_report(runs, sorted((REPO / "data" / "claims").glob("*.yaml")), work / "report.html",
+                        baseline="direct", dataset_sizes={"humaneval": 164})
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    assert CHROMIUM and CHROMEDRIVER, "chromium and chromium-driver must be installed (make setup)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="sotacheck-chromium-")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+                 f"--user-data-dir={profile}", "--host-resolver-rules=MAP * ~NOTFOUND",
+                 "--proxy-server=http://127.0.0.1:9", "--window-size=1200,900"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_report_offline_in_chromium(report, browser) -> None:
+    browser.get(report.as_uri())
+    assert browser.title == "sotacheck audit report"
+    requests = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    urls = [m["params"]["request"]["url"] for m in requests if m["method"] == "Network.requestWillBeSent"]
+    assert urls and all(u.startswith(("file://", "data:")) for u in urls), urls
+    errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert errors == []
+    sizes = browser.execute_script(
+        "return Array.from(document.querySelectorAll('figure svg')).map(s => {"
+        "const r = s.getBoundingClientRect(); return [r.width, r.height]; });")
+    assert len(sizes) >= 4 and all(w > 50 and h > 50 for w, h in sizes), sizes
+    assert browser.execute_script("return document.querySelectorAll('figure [role=img][aria-label]').length") == len(sizes)
+    text = browser.execute_script("return document.body.innerText")
+    for heading in ("Summary", "Published claims", "Pass rates, cost and paired comparisons", "Debug decay",
+                    "Provenance"):
+        assert heading in text
+    metrics = browser.execute_cdp_cmd("Page.getLayoutMetrics", {})
+    width, height = metrics["cssContentSize"]["width"], metrics["cssContentSize"]["height"]
+    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    png = ARTIFACTS / "report-full-page.png"
+    png.write_bytes(base64.b64decode(shot["data"]))
+    assert png.stat().st_size > 50_000
+
+
+def test_report_prints_to_pdf(report, browser) -> None:
+    browser.get(report.as_uri())
+    pdf = browser.execute_cdp_cmd("Page.printToPDF", {"printBackground": False})
+    data = base64.b64decode(pdf["data"])
+    assert data.startswith(b"%PDF") and len(data) > 20_000
+    (ARTIFACTS / "report.pdf").write_bytes(data)

@@ -1,0 +1,98 @@
+"""Paper tables (golden against `sotacheck analyze --json`, LaTeX that parses, Markdown that renders as a
+table) and the report's handling of bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from markdown_it import MarkdownIt
+from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
+
+from audit.outcomes import import_mapcoder, write_run
+
+SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+
+
+@pytest.fixture(scope="module")
+def mapcoder_run(tmp_path_factory, data_dir) -> Path:
+    frame, meta = import_mapcoder(data_dir / "published-runs/mapcoder/ChatGPT/HumanEval")
+    return write_run(tmp_path_factory.mktemp("runs") / "mapcoder-he", frame, meta)
+
+
+def sotacheck(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SOTACHECK, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_table_numbers_equal_analyze_json(mapcoder_run) -> None:
+    analysis = json.loads(sotacheck("analyze", str(mapcoder_run), "--baseline", "CoT", "--json").stdout)
+    csv_text = sotacheck("table", str(mapcoder_run), "--baseline", "CoT", "--format", "csv").stdout
+    rows = {r["Arm"]: r for r in pd.read_csv(pd.io.common.StringIO(csv_text)).to_dict("records")}
+    for arm in analysis["arms"]:
+        row = rows[arm["arm"]]
+        expected = f"{100 * arm['pass_rate']:.1f} [{100 * arm['ci_low']:.1f}, {100 * arm['ci_high']:.1f}]"
+        assert row["Pass@1 [95% CI]"] == expected and row["n"] == arm["n"]
+    paired = pd.read_csv(pd.io.common.StringIO(
+        sotacheck("table", str(mapcoder_run), "--baseline", "CoT", "--format", "csv", "--kind", "comparisons").stdout))
+    for comparison in analysis["comparisons"]:
+        row = paired[paired["Arm"] == comparison["a"]].iloc[0]
+        assert (row["b"], row["c"]) == (comparison["b_count"], comparison["c_count"])
+        assert float(row["p"]) == pytest.approx(comparison["pvalue"], rel=5e-3)
+        assert float(row["p (Holm)"]) == pytest.approx(comparison["pvalue_holm"], rel=5e-3)
+        assert float(row["Diff (pp)"]) == pytest.approx(100 * comparison["diff"], abs=0.05)
+
+
+def test_latex_parses_and_compiles_when_pdflatex_is_there(mapcoder_run, tmp_path) -> None:
+    latex = sotacheck("table", str(mapcoder_run), "--format", "latex", "--ci", "pm").stdout
+    nodes, _, _ = LatexWalker(latex).get_latex_nodes()
+    table = next(n for n in nodes if isinstance(n, LatexEnvironmentNode))
+    assert table.environmentname == "table"
+    tabular = next(n for n in table.nodelist if isinstance(n, LatexEnvironmentNode))
+    assert tabular.environmentname == "tabular"
+    body = latex[latex.index(r"\midrule"):latex.index(r"\bottomrule")]
+    columns = len(latex.split(r"\begin{tabular}{")[1].split("}")[0])
+    assert all(line.count(" & ") == columns - 1 for line in body.splitlines()[1:] if line.strip())
+    assert r"\toprule" in latex and r"\caption{" in latex and "n = 164" in latex
+    assert r"\textbf{80.5 $\pm$" in latex  # MapCoder: best and significant against the baseline
+    if shutil.which("pdflatex"):
+        doc = tmp_path / "t.tex"
+        doc.write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n" + latex + "\\end{document}\n")
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", doc.name], cwd=tmp_path, capture_output=True)
+        assert done.returncode == 0
+
+
+def test_bold_only_where_significant(tmp_path) -> None:
+    rows = [{"arm": arm, "dataset": "d", "problem": f"p{i}", "repeat": 0, "passed": passed(i)}
+            for arm, passed in (("A", lambda i: i % 2 == 0), ("B", lambda i: i % 2 == 0 or i == 1)) for i in range(40)]
+    run = write_run(tmp_path / "r", pd.DataFrame(rows), {})
+    latex = sotacheck("table", str(run), "--format", "latex", "--baseline", "A").stdout
+    assert r"\textbf" not in latex  # B is best by one problem: not significant, so nothing is bold
+
+
+def test_markdown_renders_as_a_table(mapcoder_run) -> None:
+    markdown = sotacheck("table", str(mapcoder_run), "--format", "markdown").stdout
+    html = MarkdownIt("commonmark").enable("table").render(markdown)
+    assert html.count("<table>") == 1 and html.count("<tr>") == 5 and "<strong>80.5" in html
+
+
+def test_report_bad_input(tmp_path, mapcoder_run) -> None:
+    out = tmp_path / "report.html"
+    missing = sotacheck("report", str(tmp_path / "nope"), "-o", str(out))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr and not out.exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "outcomes.csv").write_text("arm,dataset,problem,repeat,passed\n")
+    done = sotacheck("report", str(empty), "-o", str(out))
+    assert done.returncode == 2 and "no rows" in done.stderr and not out.exists()
+    other = write_run(tmp_path / "mbpp", pd.DataFrame({"arm": "x", "dataset": "mbpp", "problem": ["1", "2"],
+                                                         "repeat": 0, "passed": [True, False]}), {})
+    mixed = sotacheck("report", str(mapcoder_run), str(other), "-o", str(out))
+    assert mixed.returncode == 0, mixed.stderr
+    text = out.read_text()
+    assert "The runs cover several datasets (humaneval, mbpp)" in text
+    assert "No claims registry given" in text
