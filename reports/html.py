@@ -151,7 +151,7 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     analysis = analyze(runs, baseline)
     table = combine_runs(runs)
     claims = audit_claims(claims_files, runs, dataset_sizes) if claims_files else []
-    counts = dict(Counter(v.verdict for v in claims))
+    counts: dict[str, int] = {verdict: n for verdict, n in Counter(v.verdict for v in claims).items()}
     missing = []
     if not claims_files:
         missing.append("No claims registry given (--claims): the claim verdicts are not in this report.")
