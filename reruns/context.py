@@ -64,6 +64,7 @@ class PipelineContext:
         self._scopes: list[str] = []
         self._counters: Counter[str] = Counter()
         self._observations = 0
+        self.executions: dict[str, ExecutionResult] = {}  # code → its visible-test result (evidence for the gate)
         self.last_call_id: str | None = None
         self.accounting = Accounting()
         self.state = CellState()
@@ -134,6 +135,7 @@ class PipelineContext:
         """Run the visible tests on ``code``; the observation is bound to the call that produced it."""
         started = time.monotonic()
         result = await asyncio.to_thread(run_visible, self._pool, self.problem, code)
+        self.executions[code] = result
         self._store.observe(self.cell, self._observations, self.last_call_id, "visible_tests",
                             {"status": result.status, "tests": [asdict(t) for t in result.tests],
                              "feedback": result.feedback, "wall_s": time.monotonic() - started})
@@ -152,7 +154,8 @@ class PipelineContext:
             self.state.record["first_pass_attempt"] = attempt
 
     def submit(self, code: str | None, note: str | None = None) -> None:
-        """The pipeline's final answer (None when it produced no code); judged once, on the hidden tests."""
+        """The pipeline's final answer (None when it produced no code); judged once, on the hidden tests.
+        A wrapper (the gate) may hold it and submit again; the last submission counts."""
         self.state.submitted = code
         if note:
             self.state.notes.append(note)

@@ -191,7 +191,8 @@ class RunSummary:
 
 
 async def _run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, dataset: Dataset, model: ChatModel,
-                    store: RunStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore) -> tuple[int, int]:
+                    store: RunStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore
+                    ) -> tuple[int, int, int]:
     cell = CellKey(arm.name, dataset.name, problem.id, repeat)
     ctx = PipelineContext(problem, cell, arm.param_dict(), model, store, pool, spec.sampling(), spec.seed, replay,
                           semaphore)
@@ -219,7 +220,7 @@ async def _run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, data
     first = ctx.state.record.get("first_pass_attempt")
     store.finish_cell(cell, status, passed, ctx.accounting.calls, ctx.accounting.prompt_tokens,
                       ctx.accounting.completion_tokens, first, time.monotonic() - started, detail)
-    return ctx.accounting.calls, ctx.accounting.sent
+    return ctx.accounting.calls, ctx.accounting.sent, ctx.accounting.prompt_tokens + ctx.accounting.completion_tokens
 
 
 async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool = False, progress: bool = True,
@@ -264,20 +265,23 @@ async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatMo
     started = time.monotonic()
     semaphore = asyncio.Semaphore(spec.concurrency)
     cell_slots = asyncio.Semaphore(max(spec.concurrency * 2, 2))
-    calls = sent = 0
+    calls = sent = tokens = 0
     bar = tqdm(total=total, initial=total - len(todo), unit="cell", desc=f"rerun {run_dir.name}",
                disable=not progress or not sys.stderr.isatty(), file=sys.stderr)
     with SandboxPool(limits=SandboxLimits(test_timeout_s=spec.test_timeout_s)) as pool:
 
         async def one(item: tuple[Arm, Problem, int]) -> None:
             nonlocal calls, sent
+            nonlocal tokens
             async with cell_slots:
-                made, really = await _run_cell(*item, spec, dataset, model, store, pool, replay, semaphore)
+                made, really, used = await _run_cell(*item, spec, dataset, model, store, pool, replay, semaphore)
             calls += made
             sent += really
+            tokens += used
             elapsed = max(time.monotonic() - started, 1e-9)
             counts = store.counts()
-            bar.set_postfix(calls_per_s=f"{sent / elapsed:.2f}", calls=calls, errors=counts.get("error", 0))
+            bar.set_postfix(calls_per_s=f"{sent / elapsed:.2f}", calls=calls, tokens=tokens,
+                            errors=counts.get("error", 0))
             bar.update(1)
 
         await asyncio.gather(*(one(item) for item in todo))

@@ -8,9 +8,10 @@ from types import ModuleType
 from typing import Any
 
 from reruns.errors import SotacheckError
-from reruns.pipelines import cot, direct, pycapsule
+from reruns.pipelines import codesim, cot, direct, gate, mapcoder, pycapsule
 
-MODULES: dict[str, ModuleType] = {"direct": direct, "cot": cot, "pycapsule": pycapsule}
+MODULES: dict[str, ModuleType] = {"direct": direct, "cot": cot, "pycapsule": pycapsule, "codesim": codesim,
+                                  "mapcoder": mapcoder, "gate": gate}
 
 
 @dataclass(frozen=True)
@@ -43,4 +44,10 @@ def make_arm(pipeline: str, params: dict[str, Any] | None = None) -> Arm:
         raise SotacheckError(f"pipeline {pipeline!r} has no parameter(s) {', '.join(unknown)}; "
                              f"its parameters: {', '.join(defaults) or 'none'}")
     merged = {**defaults, **(params or {})}
+    for name, value in merged.items():
+        if isinstance(defaults[name], int) and (not isinstance(value, int) or value < 0):
+            raise SotacheckError(f"pipeline {pipeline!r}: parameter {name} must be a non-negative integer, got {value!r}")
+    if pipeline == "gate" and (merged["base"] not in MODULES or merged["base"] == "gate"):
+        raise SotacheckError(f"pipeline 'gate': base must be one of {', '.join(m for m in MODULES if m != 'gate')}, "
+                             f"got {merged['base']!r}")
     return Arm(pipeline, tuple(sorted(merged.items())))

@@ -13,7 +13,10 @@ identity, full message list, every sampling parameter, seed and repeat index —
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -103,6 +106,9 @@ class RunStore:
     @classmethod
     def open(cls, run_dir: Path, create: bool = False) -> RunStore:
         store_path = run_dir / "store.sqlite"
+        packed = run_dir / "store.sqlite.gz"
+        if not store_path.is_file() and packed.is_file():
+            unpack(packed, store_path)  # a recorded run ships its store compressed
         if not store_path.is_file() and not create:
             raise SotacheckError(f"{run_dir}: no run store (store.sqlite) here")
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -214,6 +220,26 @@ class RunStore:
             rows = self._db.execute("SELECT call_id, problem, request FROM calls ORDER BY prepared_at").fetchall()
         for call_id, problem, request in rows:
             yield call_id, problem, json.loads(request)
+
+
+def unpack(packed: Path, target: Path) -> None:
+    tmp = target.with_suffix(".unpacking")
+    with gzip.open(packed, "rb") as source, tmp.open("wb") as sink:
+        shutil.copyfileobj(source, sink)
+    os.replace(tmp, target)
+
+
+def pack(run_dir: Path) -> Path:
+    """Checkpoint the WAL and write ``store.sqlite.gz`` beside the store (for committing a recorded run)."""
+    store_path = run_dir / "store.sqlite"
+    db = sqlite3.connect(store_path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("VACUUM")
+    db.close()
+    packed = run_dir / "store.sqlite.gz"
+    with store_path.open("rb") as source, gzip.open(packed, "wb", compresslevel=9) as sink:
+        shutil.copyfileobj(source, sink)
+    return packed
 
 
 def _stored(row: tuple[Any, ...]) -> StoredCall:

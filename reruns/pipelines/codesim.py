@@ -1,0 +1,96 @@
+"""CodeSim (arXiv 2502.05664; public code kagnlp/CodeGenerator, CodeSIM.py): simulation-driven planning
+and debugging.
+
+    for i in 1..p:
+        plan ← plan(problem, one recalled example)
+        verdict ← simulate(problem, plan)            # hand-trace a sample input through the plan
+        if verdict says "plan modification needed": plan ← refine(problem, plan, verdict)   # not re-simulated
+        code ← code(problem, plan)
+        if visible tests pass: return code           # recorded as (plan i, debug 0)
+        for j in 1..d:
+            code ← debug(problem, plan, code, the failed visible tests only)   # simulates a failing input
+            if visible tests pass: return code       # recorded as (plan i, debug j)
+    return the last code
+
+Calls per problem: at least 3, at most p·(4 + d). Defaults p = d = 5.
+"""
+
+from __future__ import annotations
+
+from reruns.context import PipelineContext
+from reruns.pipelines.code import last_code_block
+from reruns.pipelines.pycapsule_executor import process_error
+
+DEFAULTS: dict[str, object] = {"p": 5, "d": 5}
+SYSTEM = "You are an expert competitive programmer who plans carefully and checks plans by simulation."
+
+
+def planning_prompt(problem: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nFirst recall one relevant problem you know (describe it "
+            "and how it is solved in a few lines). Then write a numbered, step-by-step plan to solve the problem "
+            "above. Do not write code yet.")
+
+
+def simulation_prompt(problem: str, plan: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nTake one example input from the "
+            "problem statement and trace the plan on it step by step, by hand. Compare the result with the "
+            "expected output. End with exactly one line: 'No Need to Modify Plan' if the plan is correct, or "
+            "'Plan Modification Needed' if it is not.")
+
+
+def refine_prompt(problem: str, plan: str, simulation: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nSimulation of the plan:\n{simulation}"
+            "\n\nThe simulation found a problem. Write a corrected, numbered plan. Do not write code.")
+
+
+def coding_prompt(problem: str, plan: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nImplement the plan. Give the complete "
+            "function (with any imports it needs) in one ```python code block.")
+
+
+def debug_prompt(problem: str, plan: str, code: str, failures: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nCode:\n```python\n{code}\n```\n\n"
+            f"It fails these tests:\n{failures}\n\nSimulate the code by hand on the failing input, write short notes "
+            "on where it goes wrong, then give the complete corrected function in one ```python code block.")
+
+
+def needs_modification(simulation: str) -> bool:
+    text = simulation.lower()
+    return "modification needed" in text and "no need to modify" not in text
+
+
+async def run(ctx: PipelineContext) -> None:
+    problem = ctx.problem
+    p, d = int(ctx.params["p"]), int(ctx.params["d"])
+    if p < 1 or d < 0:
+        ctx.submit(None, f"CodeSim needs p >= 1 and d >= 0, got p={p}, d={d}")
+        return
+    code: str | None = None
+    for i in range(p):
+        with ctx.scope("plan", i):
+            plan = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(problem.prompt))], stage="plan")
+            simulation = await ctx.chat([("system", SYSTEM), ("user", simulation_prompt(problem.prompt, plan))],
+                                        stage="simulate")
+            if needs_modification(simulation):
+                plan = await ctx.chat([("system", SYSTEM), ("user", refine_prompt(problem.prompt, plan, simulation))],
+                                      stage="refine")
+            reply = await ctx.chat([("system", SYSTEM), ("user", coding_prompt(problem.prompt, plan))], stage="code")
+            code = last_code_block(reply) or code
+            for j in range(d + 1):
+                if code is not None:
+                    result = await ctx.run_visible_tests(code)
+                    if result.passed:
+                        ctx.state.record["returned_at"] = {"plan": i + 1, "debug": j}
+                        ctx.submit(code)
+                        return
+                    failures = process_error(result, problem.visible_tests).render()
+                else:
+                    failures = "The reply contained no ```python code block."
+                if j == d:
+                    break
+                reply = await ctx.chat([("system", SYSTEM),
+                                        ("user", debug_prompt(problem.prompt, plan, code or "", failures))],
+                                       stage="debug")
+                code = last_code_block(reply) or code
+    ctx.state.record["returned_at"] = {"plan": p, "debug": d, "exhausted": True}
+    ctx.submit(code, f"no plan passed the visible tests (p={p}, d={d})" if code else "no code block in any reply")

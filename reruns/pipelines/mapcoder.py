@@ -1,0 +1,120 @@
+"""MapCoder (ACL 2024; public code Md-Ashraful-Pramanik/MapCoder, MapCoder.py): retrieval, planning,
+coding and debugging agents.
+
+    exemplars, tutorial ← retrieve(problem, k)                      # one call: k distinct problems + a tutorial
+    for each exemplar e:
+        plan_e ← plan(e, tutorial, problem, sample tests)
+        confidence_e ← verify(problem, plan_e)                      # 0–100
+    for plan in plans sorted by confidence, highest first:
+        code ← code(problem, plan)
+        repeat t times: if visible tests pass: return code; plan, code ← debug(problem, plan, code, failures)
+        if visible tests pass: return code
+    return the last code
+
+Calls: at least 2k + 2, at most 1 + 2k + k·(1 + t). Defaults k = 3, t = 5 (HumanEval runs used k = 5).
+"""
+
+from __future__ import annotations
+
+import re
+
+from reruns.context import PipelineContext
+from reruns.pipelines.code import last_code_block
+from reruns.pipelines.pycapsule_executor import process_error
+
+DEFAULTS: dict[str, object] = {"k": 3, "t": 5}
+SYSTEM = "You are an expert programmer and a patient teacher of algorithms."
+_EXAMPLE = re.compile(r"^#+\s*example\s*\d+.*$", re.IGNORECASE | re.MULTILINE)
+_TUTORIAL = re.compile(r"^#+\s*(algorithm|tutorial).*$", re.IGNORECASE | re.MULTILINE)
+_CONFIDENCE = re.compile(r"confidence\D{0,20}(\d{1,3})", re.IGNORECASE)
+
+
+def retrieval_prompt(problem: str, k: int) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nRecall {k} relevant and distinct problems. For each, "
+            f"write a section headed '## Example N' with the problem description, a step-by-step plan and Python "
+            "code. Then write a section headed '## Algorithm' with a short tutorial on the algorithm these problems "
+            "need.")
+
+
+def split_exemplars(reply: str, k: int) -> tuple[list[str], str]:
+    """The exemplars (at most k) and the tutorial of a retrieval reply; an unstructured reply is one exemplar."""
+    tutorial_match = _TUTORIAL.search(reply)
+    tutorial = reply[tutorial_match.start():].strip() if tutorial_match else ""
+    body = reply[: tutorial_match.start()] if tutorial_match else reply
+    starts = [m.start() for m in _EXAMPLE.finditer(body)]
+    if not starts:
+        return [body.strip() or reply.strip()], tutorial
+    parts = [body[s:e].strip() for s, e in zip(starts, [*starts[1:], len(body)], strict=True)]
+    return parts[:k], tutorial
+
+
+def planning_prompt(exemplar: str, tutorial: str, problem: str, samples: str) -> str:
+    return (f"A solved example:\n{exemplar}\n\n{tutorial}\n\nNew problem:\n```python\n{problem.rstrip()}\n```\n\n"
+            f"Sample tests:\n{samples}\n\nWrite a numbered, step-by-step plan for the new problem. No code.")
+
+
+def verification_prompt(problem: str, plan: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nHow confident are you that this plan "
+            "solves the problem correctly? Explain briefly, then end with a line 'Confidence: N' where N is an "
+            "integer from 0 to 100.")
+
+
+def coding_prompt(problem: str, plan: str, samples: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nSample tests:\n{samples}\n\nWrite the "
+            "complete function following the plan, in one ```python code block.")
+
+
+def debugging_prompt(problem: str, plan: str, code: str, failures: str) -> str:
+    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nCode:\n```python\n{code}\n```\n\n"
+            f"Test results:\n{failures}\n\nRevise the plan if it is wrong (write it under 'Plan:'), then give the "
+            "complete corrected function in one ```python code block.")
+
+
+def parse_confidence(reply: str) -> int:
+    matches = _CONFIDENCE.findall(reply)
+    return max(0, min(100, int(matches[-1]))) if matches else 0
+
+
+async def run(ctx: PipelineContext) -> None:
+    problem = ctx.problem
+    k, t = int(ctx.params["k"]), int(ctx.params["t"])
+    if k < 1 or t < 0:
+        ctx.submit(None, f"MapCoder needs k >= 1 and t >= 0, got k={k}, t={t}")
+        return
+    samples = "\n".join(problem.visible_tests) or "(none given)"
+    retrieval = await ctx.chat([("system", SYSTEM), ("user", retrieval_prompt(problem.prompt, k))], stage="retrieve")
+    exemplars, tutorial = split_exemplars(retrieval, k)
+    plans = []
+    for index, exemplar in enumerate(exemplars):
+        with ctx.scope("exemplar", index):
+            plan = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(exemplar, tutorial, problem.prompt,
+                                                                                 samples))], stage="plan")
+            verdict = await ctx.chat([("system", SYSTEM), ("user", verification_prompt(problem.prompt, plan))],
+                                     stage="verify")
+            plans.append((parse_confidence(verdict), index, plan))
+    order = sorted(plans, key=lambda item: (-item[0], item[1]))
+    ctx.state.record["plan_order"] = [{"exemplar": i, "confidence": c} for c, i, _ in order]
+    code: str | None = None
+    for rank, (_, index, plan) in enumerate(order):
+        with ctx.scope("plan", rank):
+            reply = await ctx.chat([("system", SYSTEM), ("user", coding_prompt(problem.prompt, plan, samples))],
+                                   stage="code")
+            code = last_code_block(reply) or code
+            for round_ in range(t + 1):
+                if code is not None:
+                    result = await ctx.run_visible_tests(code)
+                    if result.passed:
+                        ctx.state.record["returned_at"] = {"plan_rank": rank, "exemplar": index, "debug": round_}
+                        ctx.submit(code)
+                        return
+                    failures = process_error(result, problem.visible_tests).render()
+                else:
+                    failures = "The reply contained no ```python code block."
+                if round_ == t:
+                    break
+                reply = await ctx.chat([("system", SYSTEM), ("user", debugging_prompt(problem.prompt, plan, code or "",
+                                                                                      failures))], stage="debug")
+                revised = reply.split("Plan:", 1)[1].split("```", 1)[0].strip() if "Plan:" in reply else ""
+                plan = revised or plan
+                code = last_code_block(reply) or code
+    ctx.submit(code, "no plan passed the visible tests" if code else "no code block in any reply")
