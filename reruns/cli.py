@@ -343,6 +343,68 @@ def rerun(
     _finish_run(out, asyncio_run(execute_run(out, run_spec, server_log=out / "server.log")))
 
 
+def parse_grid(items: list[str]) -> list[dict[str, Any]]:
+    """``p=1,2,3 d=1,3`` or ``max_attempts=0..8`` → every combination, in order."""
+    import itertools
+
+    axes: dict[str, list[Any]] = {}
+    for item in items:
+        if "=" not in item:
+            raise SotacheckError(f"--grid {item!r}: expected NAME=V1,V2,... or NAME=LOW..HIGH")
+        name, values = item.split("=", 1)
+        if ".." in values:
+            low, high = values.split("..", 1)
+            try:
+                axes[name.strip()] = list(range(int(low), int(high) + 1))
+            except ValueError:
+                raise SotacheckError(f"--grid {item!r}: a range needs integers, e.g. max_attempts=0..8") from None
+        else:
+            import yaml
+
+            axes[name.strip()] = [yaml.safe_load(v) for v in values.split(",") if v.strip()]
+        if not axes[name.strip()]:
+            raise SotacheckError(f"--grid {item!r}: no values")
+    if not axes:
+        raise SotacheckError("--grid is empty: give at least one NAME=VALUES")
+    names = list(axes)
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(axes[n] for n in names))]
+
+
+@app.command()
+def sweep(
+    pipeline: Annotated[str, typer.Option(help="The pipeline to sweep, e.g. codesim.")],
+    grid: Annotated[list[str], typer.Option(help="NAME=V1,V2 or NAME=LOW..HIGH; repeat for more axes.")],
+    out: Annotated[Path, typer.Option(help="Run directory to create.")],
+    dataset: Annotated[str, typer.Option(help="Benchmark name.")] = "humaneval",
+    fixed: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE held fixed, e.g. base=cot.")] = None,
+    model: Annotated[str, typer.Option(help="'local', 'gguf:PATH' or an OpenAI-compatible URL.")] = "local",
+    model_name: Annotated[str | None, typer.Option(help="Model name at an OpenAI-compatible URL.")] = None,
+    repeats: Annotated[int, typer.Option(help="Repeats per problem.")] = 1,
+    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
+    seed: Annotated[int, typer.Option(help="Base seed.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Model calls in flight.")] = 4,
+    yes: Annotated[bool, typer.Option("--yes", help="Allow a grid of more than 500 settings.")] = False,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
+    (same seeds, same messages) share them through the response cache."""
+    from reruns.run import execute_run, validate_spec
+
+    settings = parse_grid(grid)
+    if len(settings) > 500 and not yes:
+        raise SotacheckError(f"the grid has {len(settings)} settings (> 500); pass --yes to run it anyway")
+    constant = dict(_parse_param(item) for item in fixed or [])
+    run_spec = validate_spec({"dataset": dataset, "pipelines": [{"name": pipeline, "params": {**constant, **s}}
+                                                                 for s in settings],
+                              "model": model, "model_name": model_name, "repeats": repeats, "limit": limit,
+                              "seed": seed, "concurrency": concurrency,
+                              "data_dir": str(data_dir) if data_dir else None}, "sweep")
+    summary = asyncio_run(execute_run(out, run_spec, server_log=out / "server.log"))
+    typer.echo(f"sweep of {len(settings)} settings: {summary.calls} calls requested, {summary.sent} made "
+               f"({100 * summary.sent / max(summary.calls, 1):.0f} %), the rest shared through the response cache")
+    _finish_run(out, summary)
+
+
 @app.command()
 def resume(
     run_dir: Annotated[Path, typer.Argument(help="The run directory to continue.")],

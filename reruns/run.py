@@ -259,32 +259,36 @@ async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatMo
     from tqdm import tqdm
 
     finished = set() if replay else store.finished_cells()  # replay re-derives every cell from the store
-    todo = [(arm, problem, repeat) for arm in spec.arms() for problem in dataset.problems
-            for repeat in range(spec.repeats) if (arm.name, dataset.name, problem.id, repeat) not in finished]
-    total = len(spec.arms()) * len(dataset) * spec.repeats
+    arms = spec.arms()
+    # One task per (problem, repeat) running its arms in order: arms that share a prefix of calls (a sweep's
+    # settings) then find the earlier arm's responses in the store instead of racing it to the endpoint.
+    groups = [[(arm, problem, repeat) for arm in arms if (arm.name, dataset.name, problem.id, repeat) not in finished]
+              for problem in dataset.problems for repeat in range(spec.repeats)]
+    groups = [g for g in groups if g]
+    total = len(arms) * len(dataset) * spec.repeats
+    remaining = sum(len(g) for g in groups)
     started = time.monotonic()
     semaphore = asyncio.Semaphore(spec.concurrency)
-    cell_slots = asyncio.Semaphore(max(spec.concurrency * 2, 2))
+    group_slots = asyncio.Semaphore(max(spec.concurrency * 2, 2))
     calls = sent = tokens = 0
-    bar = tqdm(total=total, initial=total - len(todo), unit="cell", desc=f"rerun {run_dir.name}",
+    bar = tqdm(total=total, initial=total - remaining, unit="cell", desc=f"rerun {run_dir.name}",
                disable=not progress or not sys.stderr.isatty(), file=sys.stderr)
     with SandboxPool(limits=SandboxLimits(test_timeout_s=spec.test_timeout_s)) as pool:
 
-        async def one(item: tuple[Arm, Problem, int]) -> None:
-            nonlocal calls, sent
-            nonlocal tokens
-            async with cell_slots:
-                made, really, used = await _run_cell(*item, spec, dataset, model, store, pool, replay, semaphore)
-            calls += made
-            sent += really
-            tokens += used
-            elapsed = max(time.monotonic() - started, 1e-9)
-            counts = store.counts()
-            bar.set_postfix(calls_per_s=f"{sent / elapsed:.2f}", calls=calls, tokens=tokens,
-                            errors=counts.get("error", 0))
-            bar.update(1)
+        async def one_group(group: list[tuple[Arm, Problem, int]]) -> None:
+            nonlocal calls, sent, tokens
+            async with group_slots:
+                for item in group:
+                    made, really, used = await _run_cell(*item, spec, dataset, model, store, pool, replay, semaphore)
+                    calls += made
+                    sent += really
+                    tokens += used
+                    elapsed = max(time.monotonic() - started, 1e-9)
+                    bar.set_postfix(calls_per_s=f"{sent / elapsed:.2f}", calls=calls, sent=sent, tokens=tokens,
+                                    errors=store.counts().get("error", 0))
+                    bar.update(1)
 
-        await asyncio.gather(*(one(item) for item in todo))
+        await asyncio.gather(*(one_group(group) for group in groups))
     bar.close()
     meta = {"name": run_dir.name, "source": "sotacheck rerun", "spec": spec.model_dump(),
             "model_identity": store.get_meta("model_identity"), "dataset": store.get_meta("dataset"),

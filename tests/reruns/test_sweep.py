@@ -1,0 +1,45 @@
+"""Sweeps share their work through the response cache, and give the same outcomes as separate runs.
+Driven by the scripted loopback endpoint (harness mechanics, not evidence about a method)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from reruns.model.loopback import LoopbackServer
+
+from .test_harness_recovery import responder  # noqa: F401  (the scripted-model fixture)
+
+SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+COMMON = ["--dataset", "humaneval", "--limit", "6", "--seed", "3", "--model-name", "loopback"]
+
+
+def table(run: Path) -> pd.DataFrame:
+    return pd.read_csv(run / "outcomes.csv").drop(columns=["wall_s"]).sort_values(["arm", "problem"]).reset_index(drop=True)
+
+
+def test_sweep_shares_calls_and_matches_separate_runs(tmp_path, responder) -> None:  # noqa: F811
+    with LoopbackServer(responder) as server:
+        swept = subprocess.run([*SOTACHECK, "sweep", "--pipeline", "pycapsule", "--grid", "max_attempts=0..3",
+                                "--model", server.base_url, *COMMON, "--out", str(tmp_path / "sweep")],
+                               capture_output=True, text=True, timeout=300)
+        assert swept.returncode == 0, swept.stderr
+        requested, made = map(int, re.search(r"(\d+) calls requested, (\d+) made", swept.stdout).groups())
+        assert made < requested and made == len(server.log.answered())
+        separate = {}
+        for attempts in (0, 3):
+            out = tmp_path / f"alone-{attempts}"
+            done = subprocess.run([*SOTACHECK, "rerun", "--pipelines", "pycapsule", "--param",
+                                   f"pycapsule.max_attempts={attempts}", "--model", server.base_url, *COMMON,
+                                   "--out", str(out)], capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stderr
+            separate[attempts] = table(out)
+    sweep = table(tmp_path / "sweep")
+    assert sorted(sweep["arm"].unique()) == [f"pycapsule[max_attempts={n}]" for n in range(4)]
+    for attempts, alone in separate.items():
+        part = sweep[sweep["arm"] == f"pycapsule[max_attempts={attempts}]"].reset_index(drop=True)
+        pd.testing.assert_frame_equal(part, alone, check_dtype=False)
