@@ -19,7 +19,12 @@ def hidden_asserts(dataset: Dataset, problem_id: str) -> set[str]:
     """Each hidden assert of a problem that is not also a visible test, whitespace removed."""
     problem = dataset.by_id()[problem_id]
     visible = {_normalise(m) for t in problem.visible_tests for m in _ASSERT.findall(t)}
-    hidden = {_normalise(m) for t in problem.hidden_tests for m in _ASSERT.findall(t)}
+    hidden = set()
+    for test in problem.hidden_tests:
+        for found in _ASSERT.findall(test):
+            hidden.add(_normalise(found))
+            # HumanEval's check() calls `candidate(...)`; a leaked copy would name the function itself
+            hidden.add(_normalise(re.sub(r"\bcandidate\(", f"{problem.entry_point}(", found)))
     return {h for h in hidden - visible if len(h) >= 12}
 
 
