@@ -6,8 +6,6 @@ them. The file is written atomically: a failure leaves no half-written report.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,6 +21,7 @@ from audit.decay import DecayResult, fit_decay
 from audit.outcomes import OutcomeError, Run
 from audit.sweeps import SweepResult, arm_parameters, sweep_table
 from reports import figures
+from reports.files import write_atomically
 from reports.tables import comparison_table, pass_rate_table, to_markdown
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -208,14 +207,4 @@ def render(model: ReportModel) -> str:
 
 def write_report(runs: list[Run], claims_files: list[Path], output: Path, baseline: str | None = None,
                  dataset_sizes: dict[str, int] | None = None) -> Path:
-    html = render(build_model(runs, claims_files, baseline, dataset_sizes))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(html)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return output
+    return write_atomically(output, render(build_model(runs, claims_files, baseline, dataset_sizes)))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from reports.files import write_atomically
 from reruns import __version__
 from reruns.errors import SotacheckError
 
@@ -21,19 +21,6 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 DataDirOption = Annotated[
     Path | None, typer.Option("--data-dir", help="Local benchmark files (else $SOTACHECK_DATA, ../shared/data).")
 ]
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and a rename: never a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @app.command()
@@ -466,7 +453,6 @@ def serve(
     gguf: Annotated[Path | None, typer.Option(help="Another GGUF file (default: the embedded model).")] = None,
 ) -> None:
     """Serve the embedded model (or a GGUF) on an OpenAI-compatible endpoint, in the foreground."""
-    import os
 
     from reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
 
