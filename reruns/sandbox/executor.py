@@ -52,13 +52,15 @@ def sandbox_uid(slot: int | None, limits: SandboxLimits) -> int | None:
 class _Supervisor:
     """One zygote process for one worker slot; restarted whenever it dies or hangs."""
 
-    def __init__(self) -> None:
+    def __init__(self, isolate_network: bool) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
+        self._isolate_network = isolate_network
 
     def _ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", str(ZYGOTE_SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                [sys.executable, "-I", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else [])],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, start_new_session=True)
         return self._proc
 
@@ -91,15 +93,16 @@ class _Supervisor:
             self._proc = None
 
 
-_SUPERVISORS: dict[int, _Supervisor] = {}
+_SUPERVISORS: dict[tuple[int, bool], _Supervisor] = {}
 _SUPERVISORS_LOCK = threading.Lock()
 
 
-def _supervisor(slot: int) -> _Supervisor:
+def _supervisor(slot: int, isolate_network: bool) -> _Supervisor:
     with _SUPERVISORS_LOCK:
-        if slot not in _SUPERVISORS:
-            _SUPERVISORS[slot] = _Supervisor()
-        return _SUPERVISORS[slot]
+        key = (slot, isolate_network)
+        if key not in _SUPERVISORS:
+            _SUPERVISORS[key] = _Supervisor(isolate_network)
+        return _SUPERVISORS[key]
 
 
 @atexit.register
@@ -131,7 +134,7 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     job = {"code": code, "tests": tests, "setup": setup, "entry_point": entry_point,
            "nonce": secrets.token_hex(16), "uid": uid, "isolate_network": limits.isolate_network,
            "limits": limits.as_dict()}
-    reply = _supervisor(slot).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
+    reply = _supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
     if reply is None or "supervisor_error" in reply:
         if uid is not None:
             kill_uid(uid)

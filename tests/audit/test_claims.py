@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -141,3 +142,25 @@ def test_run_lacking_a_named_arm_names_file_claim_and_field(tmp_path, data_dir) 
                                       "arm 'MapCoder-5-5' is not in run 'mapcoder-he'")
     done = subprocess.run([*SOTACHECK, "claims", str(path), "--runs", str(run_dir)], capture_output=True, text=True)
     assert done.returncode == 2 and "rerun.method_arm" in done.stderr
+
+
+def test_rerun_backed_claim_on_our_own_recorded_run() -> None:
+    """PyCapsule vs Direct with Qwen2.5-Coder-0.5B on the recorded run under data/runs/: the verdict's
+    numbers equal an exact McNemar test computed here from the run's outcome table."""
+    from scipy import stats
+
+    run_dir = REPO / "data" / "runs" / "reference-qwen05b"
+    table = pd.read_csv(run_dir / "outcomes.csv")
+    pivot = table.pivot(index="problem", columns="arm", values="passed").astype(bool)
+    b = int((pivot["pycapsule[max_attempts=5]"] & ~pivot["direct"]).sum())
+    c = int((~pivot["pycapsule[max_attempts=5]"] & pivot["direct"]).sum())
+    verdict = next(v for v in audit_claims([REPO / "data/claims/pycapsule.yaml"], runs=[load_run(run_dir)])
+                   if v.id == "pycapsule-beats-direct-qwen05b-rerun")
+    assert (verdict.numbers["b"], verdict.numbers["c"]) == (b, c)
+    expected_p = stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
+    assert verdict.pvalue == pytest.approx(expected_p, rel=1e-12)
+    assert verdict.numbers["measured_margin_pp"] == pytest.approx(100 * (b - c) / len(pivot))
+    low, high = verdict.numbers["ci_pp"]
+    assert low <= verdict.numbers["measured_margin_pp"] <= high
+    expected = "supported" if expected_p < 0.05 and b > c else "contradicted" if expected_p < 0.05 else "not significant"
+    assert verdict.verdict == expected
