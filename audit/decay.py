@@ -136,6 +136,9 @@ def fit_decay(first_solved: np.ndarray, max_attempts: int, n_resamples: int = 2_
     """
     curve = decay_curve(first_solved, max_attempts)
     informative = curve.unsolved_before > 0
+    if curve.solved_at.sum() == 0:
+        raise ValueError(f"no problem was first solved by a repair attempt (attempts 1..{max_attempts}; "
+                         f"{int(curve.unsolved_before[0])} unsolved after the first generation): there is no decay to fit")
     if informative.sum() < 3:
         raise ValueError("`first_solved` leaves fewer than 3 attempts with unsolved problems; nothing to fit")
     x = curve.attempts[informative].astype(float)

@@ -400,8 +400,8 @@ def resume(
     """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
     from reruns.run import execute_run
 
-    if not (run_dir / "store.sqlite").is_file():
-        raise SotacheckError(f"{run_dir}: no run store (store.sqlite) to resume")
+    if not (run_dir / "store.sqlite").is_file() and not (run_dir / "store.sqlite.gz").is_file():
+        raise SotacheckError(f"{run_dir}: no run store (store.sqlite or store.sqlite.gz) to resume")
     _finish_run(run_dir, asyncio_run(execute_run(run_dir, None, replay=replay, server_log=run_dir / "server.log")))
 
 

@@ -72,4 +72,11 @@ def test_decay_fit_recovers_a_known_decay_and_warns() -> None:
     assert result.aic_exponential < result.aic_constant  # a real decay beats a constant rate
     assert "says nothing about attempts past 8" in result.warning
     with pytest.raises(ValueError, match="fewer than 3 attempts"):
-        fit_decay(np.zeros(10), 5)
+        fit_decay(np.array([1, 2]), 5)  # nothing left unsolved after attempt 2
+
+
+def test_no_repair_ever_succeeding_is_explained_not_fitted() -> None:
+    # what the recorded 0.5B PyCapsule run shows: 6 problems fail after the first generation, no repair helps
+    first = np.array([0] * 14 + [-1] * 6)
+    with pytest.raises(ValueError, match="no problem was first solved by a repair attempt .* 6 unsolved"):
+        fit_decay(first, 5)
