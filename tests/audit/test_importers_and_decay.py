@@ -78,5 +78,5 @@ def test_decay_fit_recovers_a_known_decay_and_warns() -> None:
 def test_no_repair_ever_succeeding_is_explained_not_fitted() -> None:
     # what the recorded 0.5B PyCapsule run shows: 6 problems fail after the first generation, no repair helps
     first = np.array([0] * 14 + [-1] * 6)
-    with pytest.raises(ValueError, match="no problem was first solved by a repair attempt .* 6 unsolved"):
+    with pytest.raises(ValueError, match=r"no problem was first solved by a repair attempt .* 6 unsolved"):
         fit_decay(first, 5)
