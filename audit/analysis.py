@@ -105,6 +105,36 @@ def outcome_matrix(table: pd.DataFrame, arm: str, dataset: str) -> pd.DataFrame:
     return cells.assign(value=values).pivot(index="problem", columns="repeat", values="value")
 
 
+@dataclass(frozen=True)
+class PairedOutcomes:
+    """Two arms' problems × repeats 0/1 matrices on the problems both have complete results for."""
+
+    a: np.ndarray
+    b: np.ndarray
+    problems: pd.Index
+    unpaired: int  # problems present in one arm only, or with errored/missing repeats
+
+    @property
+    def wins_losses(self) -> tuple[int, int]:
+        """(problems where a's mean is higher, problems where b's is)."""
+        mean_a, mean_b = self.a.mean(axis=1), self.b.mean(axis=1)
+        return int((mean_a > mean_b).sum()), int((mean_a < mean_b).sum())
+
+
+def paired_outcomes(table_a: pd.DataFrame, arm_a: str, table_b: pd.DataFrame, arm_b: str, dataset: str,
+                    common_repeats: bool = False) -> PairedOutcomes:
+    """Pair two arms on a dataset. ``common_repeats`` keeps only repeat indices both arms have (the gate
+    compares repeat k with repeat k); otherwise each arm keeps all its repeats (compared by means)."""
+    ma, mb = outcome_matrix(table_a, arm_a, dataset), outcome_matrix(table_b, arm_b, dataset)
+    if common_repeats:
+        repeats = ma.columns.intersection(mb.columns)
+        ma, mb = ma[repeats], mb[repeats]
+    ma, mb = ma.dropna(), mb.dropna()
+    shared = ma.index.intersection(mb.index)
+    unpaired = len(ma.index.union(mb.index)) - len(shared)
+    return PairedOutcomes(ma.loc[shared].to_numpy(), mb.loc[shared].to_numpy(), shared, unpaired)
+
+
 def _per_problem(cells: pd.DataFrame, column: str) -> float | None:
     values = cells.groupby("problem")[column].sum(min_count=1).astype("float")
     return None if values.isna().all() else float(values.mean())
@@ -137,17 +167,15 @@ def summarise_arm(table: pd.DataFrame, arm: str, dataset: str, confidence_level:
 def compare_arms(table: pd.DataFrame, a: str, b: str, dataset: str, confidence_level: float = 0.95,
                  n_resamples: int = 10_000, seed: int = 0) -> Comparison:
     """Paired comparison of arm ``a`` against arm ``b`` on the problems both have complete results for."""
-    ma, mb = outcome_matrix(table, a, dataset).dropna(), outcome_matrix(table, b, dataset).dropna()
-    shared = ma.index.intersection(mb.index)
+    paired = paired_outcomes(table, a, table, b, dataset)
+    shared, xa, xb = paired.problems, paired.a, paired.b
     notes = []
-    only = len(ma.index.union(mb.index)) - len(shared)
-    if only:
-        notes.append(f"paired on the {len(shared)} problems both arms have; {only} problem(s) in one arm only")
+    if paired.unpaired:
+        notes.append(f"paired on the {len(shared)} problems both arms have; {paired.unpaired} problem(s) in one arm only")
     if len(shared) == 0:
         raise OutcomeError(f"arms {a!r} and {b!r} share no problem with complete results on {dataset!r}")
-    xa, xb = ma.loc[shared].to_numpy(), mb.loc[shared].to_numpy()
     mean_a, mean_b = xa.mean(axis=1), xb.mean(axis=1)
-    better, worse = int((mean_a > mean_b).sum()), int((mean_a < mean_b).sum())
+    better, worse = paired.wins_losses
     ci = paired_bootstrap_difference(xa, xb, confidence_level, n_resamples, rng=seed)
     if xa.shape[1] == 1 and xb.shape[1] == 1:
         test = mcnemar_exact(better, worse)

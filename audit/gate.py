@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from audit.analysis import outcome_matrix
+from audit.analysis import paired_outcomes
 from audit.outcomes import Run
 from audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
 from audit.power import mdd_paired_exact
@@ -138,28 +138,24 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
             raise GateInputError(f"too many errors: {100 * rate:.1f} % of the {role}'s cells on {dataset} are "
                                  f"errors (no valid result), above the allowed {100 * settings.max_error_rate:.1f} %; "
                                  f"a gate on what is left could hide a regression")
-    base = outcome_matrix(base_table, base_arm, dataset)
-    cand = outcome_matrix(cand_table, cand_arm, dataset)
-    repeats = base.columns.intersection(cand.columns)
-    base, cand = base[repeats].dropna(), cand[repeats].dropna()
-    shared = base.index.intersection(cand.index)
+    paired = paired_outcomes(base_table, base_arm, cand_table, cand_arm, dataset, common_repeats=True)
+    shared, xb, xc = paired.problems, paired.a, paired.b
     notes = []
-    unpaired = len(base.index.union(cand.index)) - len(shared)
-    if unpaired:
-        notes.append(f"{unpaired} problem(s) present in only one run (or with errored repeats) were left out")
+    if paired.unpaired:
+        notes.append(f"{paired.unpaired} problem(s) present in only one run (or with errored repeats) were left out")
     if len(shared) == 0:
         raise GateInputError(f"no overlap on {dataset}: the two runs share no problem with complete results")
     if len(shared) < settings.min_n:
         raise GateInputError(f"too few problems: the runs share {len(shared)} problem(s) on {dataset}, fewer than "
                              f"--min-n {settings.min_n}; a gate this small cannot tell a drop from noise")
-    xb, xc = base.loc[shared].to_numpy(), cand.loc[shared].to_numpy()
     mean_b, mean_c = xb.mean(axis=1), xc.mean(axis=1)
-    drops, gains = int((mean_c < mean_b).sum()), int((mean_c > mean_b).sum())
-    if len(repeats) == 1:
+    drops, gains = paired.wins_losses  # problems the baseline did better on are the candidate's drops
+    n_repeats = xb.shape[1]
+    if n_repeats == 1:
         test_name = "one-sided exact McNemar"
         pvalue = mcnemar_exact(drops, gains, alternative="greater").pvalue
     else:
-        test_name = f"one-sided sign-flip permutation over problems ({len(repeats)} repeats)"
+        test_name = f"one-sided sign-flip permutation over problems ({n_repeats} repeats)"
         pvalue = sign_flip_test(xb, xc, alternative="greater", n_resamples=settings.n_resamples,
                                 rng=settings.seed).pvalue
     ci = paired_bootstrap_difference(xc, xb, 1 - 2 * settings.alpha, n_resamples=10_000, rng=settings.seed)
@@ -177,7 +173,7 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
         reason = (f"the {100 * (1 - settings.alpha):.0f} % lower bound {ci.low:+.3f} is below the allowed drop "
                   f"-{settings.max_drop:.3f}" if regression
                   else f"the lower bound {ci.low:+.3f} is within the allowed drop -{settings.max_drop:.3f}")
-    return GateCheck(dataset, base_arm, cand_arm, len(shared), len(repeats), float(mean_b.mean()),
+    return GateCheck(dataset, base_arm, cand_arm, len(shared), n_repeats, float(mean_b.mean()),
                      float(mean_c.mean()), diff, ci.low, ci.high, drops, gains, test_name, float(pvalue),
                      bool(regression), float(mdd), reason, tuple(notes))
 
