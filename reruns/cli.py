@@ -540,8 +540,15 @@ def _json_default(value: object) -> object:
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds, so `finally` blocks stop the model server and close the store
+
+
 def main() -> None:
     """Console entry point: user errors become one line on stderr and exit code 2."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         code = app(standalone_mode=False)  # returns the code of a typer.Exit instead of raising it
     except SotacheckError as exc:
