@@ -440,24 +440,16 @@ def _rerun(claim: Claim, runs: list[Run]) -> tuple[Verdict, str, float | None, d
 def evaluate(claim: Claim, paper: str, runs: list[Run] | None = None,
              dataset_sizes: dict[str, int] | None = None) -> ClaimVerdict:
     """The verdict for one claim."""
-    check = claim.check
-    if check == "margin-vs-single":
-        result = _margin_vs_single(claim)
-    elif check == "two-proportions":
-        result = _two_proportions(claim)
-    elif check == "paired-reconstruction":
-        result = _paired_reconstruction(claim)
-    elif check == "minimum-detectable-difference":
-        result = _minimum_detectable(claim)
-    elif check == "comparator-kind":
-        result = _comparator_kind(claim)
-    elif check == "identical-numbers":
-        result = _identical_numbers(claim)
-    elif check == "benchmark-size":
+    published_only = {
+        "margin-vs-single": _margin_vs_single, "two-proportions": _two_proportions,
+        "paired-reconstruction": _paired_reconstruction, "minimum-detectable-difference": _minimum_detectable,
+        "comparator-kind": _comparator_kind, "identical-numbers": _identical_numbers, "reproduction": _reproduction,
+    }
+    if claim.check in published_only:
+        result = published_only[claim.check](claim)
+    elif claim.check == "benchmark-size":
         result = _benchmark_size(claim, dataset_sizes or {})
-    elif check == "reproduction":
-        result = _reproduction(claim)
-    elif check == "rerun":
+    elif claim.check == "rerun":
         result = _rerun(claim, runs or [])
     else:
         result = _no_test(claim)
@@ -465,7 +457,7 @@ def evaluate(claim: Claim, paper: str, runs: list[Run] | None = None,
     notes = [*notes, *_provenance_notes(claim)]
     if pvalue is not None and not np.isfinite(pvalue):
         raise ClaimsError(f"claim {claim.id!r}: the check produced a non-finite p-value")
-    return ClaimVerdict(claim.id, paper, claim.statement, claim.source, check, verdict, reason, pvalue, numbers,
+    return ClaimVerdict(claim.id, paper, claim.statement, claim.source, claim.check, verdict, reason, pvalue, numbers,
                         tuple(dict.fromkeys(notes)))
 
 
