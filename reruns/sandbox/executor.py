@@ -36,6 +36,7 @@ from typing import Any
 
 from reruns.sandbox._procs import kill_uid
 from reruns.sandbox.result import ExecutionResult, SandboxLimits, Status, TestResult, combined_status
+from reruns.sandbox.slots import SlotLease
 
 ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
 SANDBOX_UID_BASE = 61000
@@ -115,7 +116,7 @@ def shutdown_supervisors() -> None:
 
 def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
             entry_point: str | None = None, limits: SandboxLimits | None = None,
-            slot: int = 0) -> ExecutionResult:
+            slot: int | None = None) -> ExecutionResult:
     """Run ``code`` and then each test in ``tests`` in one confined child process.
 
     Parameters
@@ -125,9 +126,12 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     setup : code run in the test namespace before the first test (MBPP's ``test_setup_code``).
     entry_point : the function under test (always visible to tests, even if it shadows a builtin).
     limits : resource limits; defaults to ``SandboxLimits()``.
-    slot : worker slot: selects the supervisor process and, as root, the unprivileged uid.
-        Concurrent executions must use distinct slots.
+    slot : worker slot: selects the supervisor process and, as root, the unprivileged uid. Concurrent
+        executions must use distinct slots, leased with ``SlotLease``; None leases one for this call.
     """
+    if slot is None:
+        with SlotLease(1) as lease:
+            return execute(code, tests, setup=setup, entry_point=entry_point, limits=limits, slot=lease.slots[0])
     limits = limits or SandboxLimits()
     tests = list(tests)
     uid = sandbox_uid(slot, limits)

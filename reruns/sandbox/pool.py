@@ -1,4 +1,5 @@
-"""A pool of sandbox workers sized to the machine; each worker owns one slot (one sandbox uid)."""
+"""A pool of sandbox workers sized to the machine; each worker owns one slot (one sandbox uid), leased
+machine-wide so that concurrent processes never share a uid."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TypeVar
 
 from reruns.sandbox.executor import execute
 from reruns.sandbox.result import ExecutionResult, SandboxLimits
+from reruns.sandbox.slots import SlotLease
 
 T = TypeVar("T")
 
@@ -27,8 +29,9 @@ class SandboxPool:
         if self.workers < 1:
             raise ValueError(f"`workers` must be at least 1, got {self.workers}")
         self.limits = limits or SandboxLimits()
+        self._lease = SlotLease(self.workers)
         self._slots: queue.Queue[int] = queue.Queue()
-        for slot in range(self.workers):
+        for slot in self._lease.slots:
             self._slots.put(slot)
         self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="sandbox")
 
@@ -47,6 +50,7 @@ class SandboxPool:
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)
+        self._lease.release()
 
     def __enter__(self) -> SandboxPool:
         return self

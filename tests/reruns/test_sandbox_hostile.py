@@ -14,22 +14,26 @@ import pytest
 from reruns.sandbox import SandboxLimits, execute
 from reruns.sandbox._procs import live_processes_of
 from reruns.sandbox.executor import SANDBOX_UID_BASE
+from reruns.sandbox.slots import SlotLease
 
 IS_ROOT = os.geteuid() == 0
 LIMITS = SandboxLimits(test_timeout_s=1.5, problem_timeout_s=10, memory_mb=512, max_output_bytes=100_000,
                        max_file_bytes=1_000_000)
 TESTS = ["assert square(3) == 9", "assert square(4) == 16"]
 GOOD = "def square(x):\n    return x * x\n"
+# One machine-wide slot for the whole module, so a concurrent sotacheck process never shares its uid.
+_LEASE = SlotLease(1)
+SLOT = _LEASE.slots[0]
 
 
 def run(code: str, tests: list[str] | None = None) -> tuple[str, float]:
     started = time.monotonic()
-    result = execute(textwrap.dedent(code), tests or TESTS, entry_point="square", limits=LIMITS, slot=7)
+    result = execute(textwrap.dedent(code), tests or TESTS, entry_point="square", limits=LIMITS, slot=SLOT)
     return result.status, time.monotonic() - started
 
 
 def assert_judge_still_works() -> None:
-    result = execute(GOOD, TESTS, entry_point="square", limits=LIMITS, slot=7)
+    result = execute(GOOD, TESTS, entry_point="square", limits=LIMITS, slot=SLOT)
     assert result.status == "passed", result
 
 
@@ -277,7 +281,7 @@ def test_no_process_outlives_the_check() -> None:
         """
     status, _ = run(code)
     assert status == "passed"  # a correct answer that starts a process is still correct ...
-    assert live_processes_of(SANDBOX_UID_BASE + 7) == []  # ... but nothing it started survives the check
+    assert live_processes_of(SANDBOX_UID_BASE + SLOT) == []  # ... but nothing it started survives the check
 
 
 def test_per_test_results_and_feedback_are_reported() -> None:
@@ -287,7 +291,7 @@ def test_per_test_results_and_feedback_are_reported() -> None:
                 raise ValueError("four is unlucky")
             return x * x
         """
-    result = execute(textwrap.dedent(code), TESTS, entry_point="square", limits=LIMITS, slot=7)
+    result = execute(textwrap.dedent(code), TESTS, entry_point="square", limits=LIMITS, slot=SLOT)
     assert [t.status for t in result.tests] == ["passed", "error"]
     assert result.status == "error"
     assert result.exception_type == "ValueError"
