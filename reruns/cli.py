@@ -38,6 +38,12 @@ def datasets(data_dir: DataDirOption = None,
         typer.echo(f"{name:15s} {len(dataset):5d} problems  sha256:{dataset.content_hash}")
 
 
+ExecutorOption = Annotated[str, typer.Option(help="'local' (this machine) or 'ray' (cells as Ray tasks; "
+                                                  "pip install 'sotacheck[ray]').")]
+RayAddressOption = Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT, or 'auto' for one started on "
+                                                           "this machine (default: a private local Ray).")]
+
+
 @app.command()
 def judge(
     dataset: Annotated[str, typer.Option(help="Benchmark name, e.g. humaneval, humaneval-et, mbpp.")],
@@ -50,6 +56,8 @@ def judge(
     run_out: Annotated[Path | None, typer.Option(help="Also write the verdicts as a run directory.")] = None,
     arm: Annotated[str | None, typer.Option(help="Arm name for --run-out (default: samples file name).")] = None,
     data_dir: DataDirOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
 
@@ -72,10 +80,23 @@ def judge(
     limits = SandboxLimits(test_timeout_s=test_timeout)
     from tqdm import tqdm
 
-    with SandboxPool(workers, limits) as pool:
-        progress = tqdm(judge_many(pool, data.content_hash, pairs), total=len(pairs), desc=f"judging {dataset}",
-                        unit="problem", disable=as_json or not sys.stderr.isatty(), file=sys.stderr)
-        verdicts = list(progress)
+    if executor == "ray":
+        from reruns import cluster
+
+        cluster.connect(ray_address)
+        try:
+            with tqdm(total=len(pairs), desc=f"judging {dataset} on Ray", unit="problem", file=sys.stderr,
+                      disable=as_json or not sys.stderr.isatty()) as bar:
+                verdicts = cluster.judge_pairs(data.content_hash, pairs, limits, on_done=bar.update)
+        finally:
+            cluster.shutdown()
+    elif executor != "local":
+        raise SotacheckError(f"--executor {executor!r}: expected 'local' or 'ray'")
+    else:
+        with SandboxPool(workers, limits) as pool:
+            progress = tqdm(judge_many(pool, data.content_hash, pairs), total=len(pairs), desc=f"judging {dataset}",
+                            unit="problem", disable=as_json or not sys.stderr.isatty(), file=sys.stderr)
+            verdicts = list(progress)
     counts = Counter(v.status for v in verdicts)
     passed = counts.get("passed", 0)
     report: dict[str, Any] = {
@@ -300,6 +321,8 @@ def rerun(
     max_tries: Annotated[int, typer.Option(help="Tries per model call (429/5xx/timeouts are retried).")] = 6,
     spec: Annotated[Path | None, typer.Option(help="A YAML run spec instead of the options above.")] = None,
     data_dir: DataDirOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from reruns.run import execute_run, load_spec, validate_spec
@@ -327,7 +350,8 @@ def rerun(
                                   "concurrency": concurrency, "request_timeout_s": request_timeout,
                                   "max_tries": max_tries, "data_dir": str(data_dir) if data_dir else None},
                                  "command line")
-    _finish_run(out, asyncio_run(execute_run(out, run_spec, server_log=out / "server.log")))
+    _finish_run(out, asyncio_run(execute_run(out, run_spec, server_log=out / "server.log", executor=executor,
+                                             ray_address=ray_address)))
 
 
 def parse_grid(items: list[str]) -> list[dict[str, Any]]:
@@ -372,6 +396,8 @@ def sweep(
     concurrency: Annotated[int, typer.Option(help="Model calls in flight.")] = 4,
     yes: Annotated[bool, typer.Option("--yes", help="Allow a grid of more than 500 settings.")] = False,
     data_dir: DataDirOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
@@ -386,7 +412,8 @@ def sweep(
                               "model": model, "model_name": model_name, "repeats": repeats, "limit": limit,
                               "seed": seed, "concurrency": concurrency,
                               "data_dir": str(data_dir) if data_dir else None}, "sweep")
-    summary = asyncio_run(execute_run(out, run_spec, server_log=out / "server.log"))
+    summary = asyncio_run(execute_run(out, run_spec, server_log=out / "server.log", executor=executor,
+                                      ray_address=ray_address))
     typer.echo(f"sweep of {len(settings)} settings: {summary.calls} calls requested, {summary.sent} made "
                f"({100 * summary.sent / max(summary.calls, 1):.0f} %), the rest shared through the response cache")
     _finish_run(out, summary)
@@ -396,13 +423,16 @@ def sweep(
 def resume(
     run_dir: Annotated[Path, typer.Argument(help="The run directory to continue.")],
     replay: Annotated[bool, typer.Option(help="Serve every call from the store; a miss is an error.")] = False,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
     from reruns.run import execute_run
 
     if not (run_dir / "store.sqlite").is_file() and not (run_dir / "store.sqlite.gz").is_file():
         raise SotacheckError(f"{run_dir}: no run store (store.sqlite or store.sqlite.gz) to resume")
-    _finish_run(run_dir, asyncio_run(execute_run(run_dir, None, replay=replay, server_log=run_dir / "server.log")))
+    _finish_run(run_dir, asyncio_run(execute_run(run_dir, None, replay=replay, server_log=run_dir / "server.log",
+                                                 executor=executor, ray_address=ray_address)))
 
 
 def asyncio_run(coroutine: Any) -> Any:

@@ -20,7 +20,7 @@ from reruns.sandbox.judge import judge_hidden, run_visible
 from reruns.sandbox.pool import SandboxPool
 from reruns.sandbox.result import ExecutionResult
 from reruns.seeds import derive_seed
-from reruns.store.run_store import CellKey, RunStore
+from reruns.store.run_store import CellKey, CellStore
 
 
 class CellError(Exception):
@@ -48,7 +48,7 @@ class CellState:
 
 
 class PipelineContext:
-    def __init__(self, problem: Problem, cell: CellKey, params: dict[str, Any], model: ChatModel, store: RunStore,
+    def __init__(self, problem: Problem, cell: CellKey, params: dict[str, Any], model: ChatModel, store: CellStore,
                  pool: SandboxPool, sampling: SamplingParams, base_seed: int, replay: bool = False,
                  model_semaphore: asyncio.Semaphore | None = None) -> None:
         self.problem = problem

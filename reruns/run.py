@@ -31,7 +31,7 @@ from reruns.sandbox.judge import judge_hidden
 from reruns.sandbox.pool import SandboxPool
 from reruns.sandbox.result import SandboxLimits
 from reruns.store.export import export_outcomes
-from reruns.store.run_store import CellKey, RunStore
+from reruns.store.run_store import CellKey, CellStore, RunStore
 
 
 class PipelineSpec(BaseModel):
@@ -191,7 +191,7 @@ class RunSummary:
 
 
 async def _run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, dataset: Dataset, model: ChatModel,
-                    store: RunStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore
+                    store: CellStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore
                     ) -> tuple[int, int, int]:
     cell = CellKey(arm.name, dataset.name, problem.id, repeat)
     ctx = PipelineContext(problem, cell, arm.param_dict(), model, store, pool, spec.sampling(), spec.seed, replay,
@@ -224,8 +224,18 @@ async def _run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, data
 
 
 async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool = False, progress: bool = True,
-                      server_log: Path | None = None) -> RunSummary:
-    """Start (with ``spec``) or resume (without) the run in ``run_dir``; replay serves every call from the store."""
+                      server_log: Path | None = None, executor: str = "local",
+                      ray_address: str | None = None) -> RunSummary:
+    """Start (with ``spec``) or resume (without) the run in ``run_dir``; replay serves every call from the store.
+
+    ``executor`` is ``local`` (this process) or ``ray`` (cells as Ray tasks, see ``reruns.cluster``); it is
+    not part of the spec, because it never changes a result: a run started on one resumes on the other."""
+    if executor not in ("local", "ray"):
+        raise SotacheckError(f"--executor {executor!r}: expected 'local' or 'ray'")
+    if executor == "ray":
+        from reruns import cluster
+
+        cluster.connect(ray_address)  # an unreachable cluster or a node without sotacheck: before any model call
     creating = spec is not None and not (run_dir / "store.sqlite").exists()
     store = RunStore.open(run_dir, create=creating)
     try:
@@ -248,14 +258,18 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
                                        "sources": list(dataset.sources), "problems": len(dataset)})
             store.set_meta("versions", _versions())
             store.set_meta("git_revision", _git_revision())
-            summary = await _execute(run_dir, spec, dataset, model, store, replay, progress)
+            summary = await _execute(run_dir, spec, dataset, model, store, replay, progress, executor)
         return summary
     finally:
         store.close()
+        if executor == "ray":
+            from reruns import cluster
+
+            cluster.shutdown()
 
 
 async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatModel, store: RunStore, replay: bool,
-                   progress: bool) -> RunSummary:
+                   progress: bool, executor: str = "local") -> RunSummary:
     from tqdm import tqdm
 
     finished = set() if replay else store.finished_cells()  # replay re-derives every cell from the store
@@ -268,11 +282,29 @@ async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatMo
     total = len(arms) * len(dataset) * spec.repeats
     remaining = sum(len(g) for g in groups)
     started = time.monotonic()
+    bar = tqdm(total=total, initial=total - remaining, unit="cell", desc=f"rerun {run_dir.name}",
+               disable=not progress or not sys.stderr.isatty(), file=sys.stderr)
+    if executor == "ray":
+        from reruns import cluster
+
+        def cell_done(made: int, used: int) -> None:
+            bar.set_postfix(calls=made, tokens=used)
+            bar.update(1)
+
+        cells = [item for group in groups for item in group]
+        calls, sent, _ = await cluster.run_cells(run_dir, spec, dataset, model, cells, replay, cell_done)
+    else:
+        calls, sent, _ = await _execute_local(groups, spec, dataset, model, store, replay, bar)
+    bar.close()
+    return _finish(run_dir, spec, dataset, store, total, calls, sent, started)
+
+
+async def _execute_local(groups: list[list[tuple[Arm, Problem, int]]], spec: RunSpec, dataset: Dataset,
+                         model: ChatModel, store: RunStore, replay: bool, bar: Any) -> tuple[int, int, int]:
+    started = time.monotonic()
     semaphore = asyncio.Semaphore(spec.concurrency)
     group_slots = asyncio.Semaphore(max(spec.concurrency * 2, 2))
     calls = sent = tokens = 0
-    bar = tqdm(total=total, initial=total - remaining, unit="cell", desc=f"rerun {run_dir.name}",
-               disable=not progress or not sys.stderr.isatty(), file=sys.stderr)
     with SandboxPool(limits=SandboxLimits(test_timeout_s=spec.test_timeout_s)) as pool:
 
         async def one_group(group: list[tuple[Arm, Problem, int]]) -> None:
@@ -289,7 +321,12 @@ async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatMo
                     bar.update(1)
 
         await asyncio.gather(*(one_group(group) for group in groups))
-    bar.close()
+    return calls, sent, tokens
+
+
+def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, total: int, calls: int, sent: int,
+            started: float) -> RunSummary:
+    """After the cells: the leakage check over every stored request, then the outcome table."""
     meta = {"name": run_dir.name, "source": "sotacheck rerun", "spec": spec.model_dump(),
             "model_identity": store.get_meta("model_identity"), "dataset": store.get_meta("dataset"),
             "versions": store.get_meta("versions"), "git_revision": store.get_meta("git_revision")}

@@ -37,6 +37,7 @@ class OpenAICompatibleModel:
             raise ValueError(f"`base_url` must start with http:// or https://, got {base_url!r}")
         self.base_url = base_url.rstrip("/")
         self.model = model
+        self.api_key_env = api_key_env
         self.retry = retry or RetryPolicy()
         # What enters the cache key: the URL, unless the caller names something more stable (the embedded
         # server's port changes every start; its GGUF hash does not).

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from reruns.crashpoints import crash_point
 from reruns.errors import SotacheckError
@@ -68,6 +68,24 @@ class CellKey:
 
     def as_tuple(self) -> tuple[str, str, str, int]:
         return (self.arm, self.dataset, self.problem, self.repeat)
+
+
+class CellStore(Protocol):
+    """The store operations a running cell needs: the ``RunStore`` itself, or on a Ray worker a client of
+    the driver's gateway (``reruns.cluster``)."""
+
+    def find_call(self, call_id: str) -> StoredCall | None: ...
+    def find_received(self, cache_key: str) -> StoredCall | None: ...
+    def prepare_call(self, call_id: str, cache_key: str, cell: CellKey, stage: str, call_path: str,
+                     parent: str | None, seed: int, request: dict[str, Any]) -> None: ...
+    def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
+                     completion_tokens: int, latency_s: float, attempts: list[dict[str, Any]],
+                     served_from: str = "model") -> None: ...
+    def fail_call(self, call_id: str, error: str, attempts: list[dict[str, Any]]) -> None: ...
+    def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None: ...
+    def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
+                    completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
+                    detail: dict[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True)
