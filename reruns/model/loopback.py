@@ -49,7 +49,7 @@ class RequestLog:
 class LoopbackServer:
     def __init__(self, responder: Responder | None = None, upstream: str | None = None,
                  faults: list[str | None] | None = None, stall_s: float = 30.0,
-                 models: tuple[str, ...] | None = None) -> None:
+                 models: tuple[str, ...] | None = None, delay_s: float = 0.0) -> None:
         if responder is None and upstream is None:
             raise ValueError("give a `responder` or an `upstream`")
         for fault in faults or []:
@@ -60,6 +60,7 @@ class LoopbackServer:
         self.faults = list(faults or [])
         self.stall_s = stall_s
         self.models = models
+        self.delay_s = delay_s  # seconds before each answer, as a real endpoint takes
         self.log = RequestLog()
         self._count = 0
         self._count_lock = threading.Lock()
@@ -129,6 +130,7 @@ class LoopbackServer:
                     server.log.add(key, "malformed")
                     self._send(200, b'{"choices": [{"message": ')
                 else:
+                    time.sleep(server.delay_s)
                     text, usage, finish = server._answer(body)
                     server.log.add(key, "ok")
                     reply = {"id": "loopback", "object": "chat.completion", "model": body.get("model"),
