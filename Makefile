@@ -25,7 +25,7 @@ setup-core: $(VENV)/.core-installed
 $(VENV)/.core-installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q -e '.[dev,ray]'
 	touch $@
 
 setup-local: setup-core
@@ -47,10 +47,15 @@ bench: setup-core
 	$(PY) bench/bench_judge.py
 	$(PY) bench/bench_analysis.py
 	$(PY) bench/bench_coverage.py
+	$(PY) bench/bench_ray.py
 
-DEMO_LIMIT ?= 10
+DEMO_LIMIT ?= 2
+DEMO_REPEATS ?= 2
+ifdef FULL
+DEMO_LIMIT := 164
+endif
 demo: setup
-	scripts/demo.sh $(DEMO_LIMIT)
+	scripts/demo.sh $(DEMO_LIMIT) $(DEMO_REPEATS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

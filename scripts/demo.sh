@@ -1,32 +1,40 @@
 #!/usr/bin/env bash
-# The main job so far: judge the canonical solutions, rerun Direct and CoT on a HumanEval slice with the
-# embedded model (resumable), analyze it, import MapCoder's released logs, audit the published claims and
-# render the HTML report.
-# Usage: scripts/demo.sh [LIMIT]   (default 10 problems: about 3-4 minutes on 2 cores)
+# The main job: judge the canonical solutions; rerun Direct, CoT, PyCapsule, CodeSim, MapCoder and the
+# evidence gate with the embedded model on a HumanEval slice with repeats (resumable: run it again after an
+# interruption); analyze; import MapCoder's released logs; audit the published claims; render the report.
+# Usage: scripts/demo.sh LIMIT REPEATS   (make demo: 2 problems x 2 repeats, about 15 minutes on 2 cores;
+#        make demo FULL=1: all 164 problems)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SOTACHECK=.venv/bin/sotacheck
-LIMIT=${1:-10}
+LIMIT=${1:-2}
+REPEATS=${2:-2}
 DATA=${SOTACHECK_DATA:-$(cd .. && pwd)/shared/data}
-RUN=runs/demo-$LIMIT
+RUN=runs/demo-${LIMIT}x${REPEATS}
+started=$(date +%s)
 
 $SOTACHECK judge --dataset humaneval --canonical
 if [[ -f $RUN/store.sqlite ]]; then
   $SOTACHECK resume "$RUN"
 else
-  $SOTACHECK rerun --dataset humaneval --pipelines direct,cot --model local --limit "$LIMIT" --seed 7 \
-    --concurrency 1 --out "$RUN"
+  # Temperature 0.2 so that repeats are real samples; each (problem, repeat, call) has its own seed.
+  $SOTACHECK rerun --dataset humaneval --pipelines direct,cot,pycapsule,codesim,mapcoder,gate --model local \
+    --limit "$LIMIT" --repeats "$REPEATS" --temperature 0.2 --seed 7 --concurrency 1 --out "$RUN"
 fi
 $SOTACHECK analyze "$RUN" --baseline direct
 $SOTACHECK import mapcoder "$DATA/published-runs/mapcoder/ChatGPT/HumanEval" --out runs/mapcoder-he --force
 $SOTACHECK analyze runs/mapcoder-he --baseline MapCoder-5-5
-$SOTACHECK claims --runs runs/mapcoder-he --runs data/runs/reference-qwen05b > runs/claims.txt
+RECORDED=()
+for dir in data/runs/*/; do RECORDED+=("${dir%/}"); done
+RUNS=()
+for dir in runs/mapcoder-he "${RECORDED[@]}"; do RUNS+=(--runs "$dir"); done
+$SOTACHECK claims "${RUNS[@]}" > runs/claims.txt
 head -1 runs/claims.txt
 echo "(every claim with its verdict and reason: runs/claims.txt)"
 CLAIMS=()
 for file in data/claims/*.yaml; do CLAIMS+=(--claims "$file"); done
-$SOTACHECK report "$RUN" data/runs/reference-qwen05b runs/mapcoder-he "${CLAIMS[@]}" --baseline direct \
-  -o runs/report.html
+$SOTACHECK report "$RUN" "${RECORDED[@]}" runs/mapcoder-he "${CLAIMS[@]}" --baseline direct -o runs/report.html
 echo
 echo "report: $(pwd)/runs/report.html (self-contained; open it in any browser)"
-echo "run directories: $RUN (this rerun), data/runs/reference-qwen05b (recorded), runs/mapcoder-he (imported)"
+echo "run directories: $RUN (this rerun), ${RECORDED[*]} (recorded), runs/mapcoder-he (imported)"
+echo "demo wall time: $(( $(date +%s) - started )) s"

@@ -171,3 +171,37 @@ def test_unreachable_address_fails_before_any_model_call(tmp_path, responder) ->
         assert len(stderr.strip().splitlines()) == 1
         assert server.log.entries == []
     assert not (tmp_path / "run" / "store.sqlite").exists()
+
+
+@pytest.fixture
+def node_without_sotacheck(tmp_path):
+    """A head node from this environment plus a node whose Python has Ray but not sotacheck."""
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    site = next((bare / "lib").glob("python3*/site-packages"))
+    ray_site = Path(__import__("ray").__file__).resolve().parents[1]
+    (site / "borrow_ray.pth").write_text(f"{ray_site}\n")  # a plain path: Ray, but not sotacheck's editable finder
+    port = free_port()
+    common = ["--node-ip-address=127.0.0.1", "--disable-usage-stats", "--num-cpus=1"]
+    subprocess.run([RAY, "start", "--head", f"--port={port}", "--include-dashboard=false", *common], check=True,
+                   capture_output=True, env=RAY_ENV, timeout=120)
+    try:
+        start = "import sys; from ray.scripts.scripts import main; sys.argv[0] = 'ray'; main()"
+        subprocess.run([str(bare / "bin" / "python"), "-c", start, "start", f"--address=127.0.0.1:{port}", *common],
+                       check=True, capture_output=True, env=RAY_ENV, timeout=120, cwd=tmp_path)
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([RAY, "stop", "--force"], capture_output=True, env=RAY_ENV, timeout=120)
+
+
+def test_node_missing_the_package_fails_before_any_model_call(tmp_path, responder, node_without_sotacheck) -> None:
+    console_script = str(Path(sys.executable).parent / "sotacheck")  # not `python -m`: the repo is not on sys.path
+    with LoopbackServer(responder) as server:
+        done = subprocess.run([console_script, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+                               server.base_url, "--model-name", "loopback", "--limit", "2", "--out",
+                               str(tmp_path / "run"), "--executor", "ray", "--ray-address", node_without_sotacheck],
+                              capture_output=True, text=True, timeout=300, env=RAY_ENV, cwd=tmp_path)
+        assert server.log.entries == []
+    assert done.returncode != 0
+    assert "cannot import sotacheck" in done.stderr and "No module named 'reruns'" in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "run" / "store.sqlite").exists()

@@ -43,3 +43,22 @@ def test_sweep_shares_calls_and_matches_separate_runs(tmp_path, responder) -> No
     for attempts, alone in separate.items():
         part = sweep[sweep["arm"] == f"pycapsule[max_attempts={attempts}]"].reset_index(drop=True)
         pd.testing.assert_frame_equal(part, alone, check_dtype=False)
+
+
+def test_bad_grids_fail_before_any_model_call(tmp_path, responder) -> None:  # noqa: F811
+    cases = {
+        ("p=",): "no values",
+        ("",): "expected NAME=V1,V2",
+        ("p=1,2", "q=3"): "q",
+        ("p=1..30", "d=1..20"): "600 settings (> 500); pass --yes",
+    }
+    with LoopbackServer(responder) as server:
+        for grid, message in cases.items():
+            args = [arg for axis in grid for arg in ("--grid", axis)]
+            done = subprocess.run([*SOTACHECK, "sweep", "--pipeline", "codesim", *args, "--model", server.base_url,
+                                   *COMMON, "--out", str(tmp_path / "sweep")], capture_output=True, text=True,
+                                  timeout=120)
+            assert done.returncode == 2, (grid, done.stderr)
+            assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, (grid, done.stderr)
+        assert server.log.entries == []
+    assert not (tmp_path / "sweep").exists()
