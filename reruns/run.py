@@ -129,8 +129,7 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
                         budget_s=max(120.0, 2 * spec.request_timeout_s))
 
     if spec.model == "local" or spec.model.startswith("gguf:"):
-        from reruns.model.local import (GGUF_SHA256, LOCAL_MODEL_ID, LOCAL_SERVER_MODE, LocalServer, assemble_gguf,
-                                        sha256_of)
+        from reruns.model.local import GGUF_SHA256, LOCAL_MODEL_ID, LOCAL_SERVER_MODE, LocalServer, assemble_gguf, sha256_of
 
         if spec.model == "local":
             gguf, digest, alias = assemble_gguf(), GGUF_SHA256, LOCAL_MODEL_ID

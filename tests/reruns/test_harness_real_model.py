@@ -1,11 +1,11 @@
 """The harness against the real embedded model (llama.cpp server, Qwen2.5-Coder-0.5B), with a loopback proxy
 in front of it that counts requests and injects faults. Needs `make setup` (the `local` extra).
 
-llama-cpp-python reuses the KV cache of the previous request's common prefix, and a prompt evaluated in
-a different batch shape can change a greedy token: the same request can get a different reply after a
-different predecessor. So each trial starts a fresh server and runs one call at a time, which gives the
-crashed-and-resumed run the same request history as the uninterrupted one (and shows why a rerun with
-a live model is not a replay: only the store reproduces replies exactly)."""
+Stock llama-cpp-python reuses the KV cache of the previous request's common prefix, and a prompt evaluated
+in a different batch shape can change a greedy token, so the same request could get a different reply
+after a different predecessor. The embedded server (``reruns.model._llama_server``) evaluates every prompt
+from an empty cache; the first test checks that a reply no longer depends on the request before it. The
+trials still start a fresh server each and run one call at a time, as a user's run would."""
 
 from __future__ import annotations
 
@@ -39,6 +39,26 @@ def args(url: str, out: Path, *extra: str, pipelines: str = "direct") -> list[st
     return ["rerun", "--dataset", "humaneval", "--pipelines", pipelines, "--model", url, "--model-name",
             "qwen2.5-coder-0.5b-instruct-q4_k_m", "--limit", str(LIMIT), "--seed", "7", "--max-tokens", "256",
             "--concurrency", "1", "--out", str(out), *extra]
+
+
+def test_reply_does_not_depend_on_the_request_before_it(real_server) -> None:
+    import httpx
+
+    system = "You are a careful Python programmer. Answer with one Python code block."
+    question = "Write a function is_palindrome(s: str) -> bool that ignores case and spaces."
+
+    def ask(user: str) -> str:
+        body = {"model": real_server.model_alias, "temperature": 0, "max_tokens": 64, "seed": 11,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+        reply = httpx.post(f"{real_server.base_url}/chat/completions", json=body, timeout=300).json()
+        return str(reply["choices"][0]["message"]["content"])
+
+    first = ask(question)
+    ask(question + " Also explain the algorithm in detail.")  # shares the whole question as a prefix
+    after_long_prefix = ask(question)
+    ask("Write a haiku about rivers.")  # shares only the system prompt
+    after_short_prefix = ask(question)
+    assert first == after_long_prefix == after_short_prefix
 
 
 @pytest.fixture(scope="module")
