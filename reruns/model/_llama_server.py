@@ -25,7 +25,7 @@ def _generate_from_empty_cache(self: llama_cpp.Llama, tokens: Any, *args: Any, *
     yield from _stock_generate(self, tokens, *args, **kwargs)
 
 
-llama_cpp.Llama.generate = _generate_from_empty_cache  # type: ignore[method-assign]
+llama_cpp.Llama.generate = _generate_from_empty_cache  # type: ignore[method-assign,assignment]
 
 if __name__ == "__main__":
     main()
