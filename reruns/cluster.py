@@ -31,6 +31,9 @@ from reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFaile
 from reruns.sandbox.result import SandboxLimits
 
 CELL_RETRIES = 3
+# A cell spends nearly all its time waiting on the model, and its judge executions take milliseconds:
+# four cells share a CPU, so a cluster keeps the endpoint busy without a CPU per waiting cell.
+CELL_CPUS = 0.25
 
 _PROBE_SOURCE = '''
 def probe():
@@ -316,7 +319,7 @@ async def run_cells(run_dir: Path, spec: Any, dataset: Dataset, model: Any, cell
     gateway_class = ray.remote(num_cpus=0, max_restarts=0)(Gateway)
     gateway = gateway_class.options(scheduling_strategy=here, max_concurrency=1000).remote(
         str(run_dir), recipe_of(model), spec.concurrency)
-    task = ray.remote(num_cpus=1, max_retries=CELL_RETRIES, retry_exceptions=False)(_cell_task)
+    task = ray.remote(num_cpus=CELL_CPUS, max_retries=CELL_RETRIES, retry_exceptions=False)(_cell_task)
     dataset_ref = ray.put(dataset)
     index = {p.id: i for i, p in enumerate(dataset.problems)}
     refs = [task.options(scheduling_strategy="SPREAD").remote(

@@ -62,6 +62,8 @@ class LoopbackServer:
         self.models = models
         self.delay_s = delay_s  # seconds before each answer, as a real endpoint takes
         self.log = RequestLog()
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests it was answering at once
         self._count = 0
         self._count_lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -130,8 +132,15 @@ class LoopbackServer:
                     server.log.add(key, "malformed")
                     self._send(200, b'{"choices": [{"message": ')
                 else:
-                    time.sleep(server.delay_s)
-                    text, usage, finish = server._answer(body)
+                    with server._count_lock:
+                        server.in_flight += 1
+                        server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    try:
+                        time.sleep(server.delay_s)
+                        text, usage, finish = server._answer(body)
+                    finally:
+                        with server._count_lock:
+                            server.in_flight -= 1
                     server.log.add(key, "ok")
                     reply = {"id": "loopback", "object": "chat.completion", "model": body.get("model"),
                              "choices": [{"index": 0, "message": {"role": "assistant", "content": text},

@@ -70,6 +70,14 @@ def test_local_and_ray_give_identical_outcomes(tmp_path, responder) -> None:
     assert {state for _, state, _, _ in stored_calls(tmp_path / "ray")} == {"received"}
 
 
+@pytest.mark.parametrize("limit", [1, 3])
+def test_model_concurrency_limit_holds_across_the_cluster(tmp_path, responder, limit) -> None:
+    """Cells run in parallel Ray workers, yet the endpoint never sees more than --concurrency requests."""
+    with LoopbackServer(responder, delay_s=0.3) as server:
+        finish(rerun(server.base_url, tmp_path / "run", "ray", 8, concurrency=limit))
+        assert server.max_in_flight == limit  # reached (the workers do run in parallel), never exceeded
+
+
 def test_recorded_run_replays_identically_on_ray(tmp_path) -> None:
     copy = tmp_path / "recorded"
     copy.mkdir()
