@@ -5,7 +5,7 @@ prompt after the longest common prefix. The logits then depend on how the prompt
 two evaluations, so at temperature 0 the same request can get a different reply after a different
 predecessor — a run's replies would depend on the order its cells happened to reach the server. Here
 every request is evaluated from an empty cache, so a reply is a function of its request alone (at the
-cost of re-evaluating shared prefixes, about a second per call on 2 cores).
+cost of re-evaluating shared prefixes).
 Run as ``python -m reruns.model._llama_server`` with the stock server's arguments.
 """
 
