@@ -75,13 +75,15 @@ def sweep_table(table: pd.DataFrame, dataset: str, default_arm: str, arms: list[
     if missing:
         raise OutcomeError(f"sweep arm(s) {missing} not on dataset {dataset!r}")
     settings = {a: arm_parameters(a) for a in arms}
-    names = tuple(dict.fromkeys(k for s in settings.values() for k in s))
+    every = tuple(dict.fromkeys(k for s in settings.values() for k in s))
+    # The swept parameters are those that vary; one held fixed (the gate's base) is not an axis.
+    names = tuple(n for n in every if len({s.get(n) for s in settings.values()}) > 1) or every
     others = [a for a in arms if a != default_arm]
     comparisons = {a: compare_arms(table, a, default_arm, dataset, confidence_level, n_resamples, seed)
                    for a in others}
     adjusted = dict(zip(others, holm([comparisons[a].pvalue for a in others]), strict=True)) if others else {}
     rows = []
-    for arm in sorted(arms, key=lambda a: tuple(_sort_key(settings[a].get(n, "")) for n in names)):
+    for arm in sorted(arms, key=lambda a: tuple(setting_sort_key(settings[a].get(n, "")) for n in names)):
         summary = summarise_arm(table, arm, dataset, confidence_level)
         tokens = None
         if summary.prompt_tokens_per_problem is not None and summary.completion_tokens_per_problem is not None:
@@ -96,8 +98,9 @@ def sweep_table(table: pd.DataFrame, dataset: str, default_arm: str, arms: list[
     return SweepResult(dataset, names, default_arm, tuple(rows))
 
 
-def _sort_key(value: str) -> tuple[int, float | str]:
+def setting_sort_key(value: object) -> tuple[int, float | str]:
+    """Numbers in numeric order, then other values (e.g. ``base=direct``) alphabetically."""
     try:
-        return (0, float(value))
+        return (0, float(str(value)))
     except ValueError:
-        return (1, value)
+        return (1, str(value))

@@ -19,7 +19,7 @@ from audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix
 from audit.claims import ClaimVerdict, audit_claims
 from audit.decay import DecayResult, fit_decay
 from audit.outcomes import OutcomeError, Run
-from audit.sweeps import SweepResult, arm_parameters, sweep_table
+from audit.sweeps import SweepResult, arm_parameters, setting_sort_key, sweep_table
 from reports import figures
 from reports.files import write_atomically
 from reports.tables import comparison_table, pass_rate_table, to_markdown
@@ -84,8 +84,8 @@ def _sweeps(table: Any, dataset: str) -> list[tuple[SweepResult, Figure | None]]
                                                f"{pipeline} sweep over {name} ({dataset})"))
         elif len(result.parameters) == 2:
             p1, p2 = result.parameters
-            v1 = sorted({r.setting[p1] for r in result.rows}, key=float)
-            v2 = sorted({r.setting[p2] for r in result.rows}, key=float)
+            v1 = sorted({r.setting[p1] for r in result.rows}, key=setting_sort_key)
+            v2 = sorted({r.setting[p2] for r in result.rows}, key=setting_sort_key)
             grid = np.full((len(v1), len(v2)), np.nan)
             for r in result.rows:
                 grid[v1.index(r.setting[p1]), v2.index(r.setting[p2])] = r.pass_rate

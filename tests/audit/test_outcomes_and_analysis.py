@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -180,3 +181,14 @@ def test_cli_analyze_json_keys(mapcoder_run) -> None:
     assert {"arm", "n", "pass_rate", "ci_low", "ci_high"} <= set(report["arms"][0])
     assert {"a", "b", "diff", "b_count", "c_count", "pvalue", "pvalue_holm"} <= set(report["comparisons"][0])
     assert len(report["comparisons"]) == 3 and all(c["b"] == "CoT" for c in report["comparisons"])
+
+
+def test_recorded_hold_budget_sweep_has_one_axis_and_the_paper_default_as_reference() -> None:
+    """The gate's `base=direct` is held fixed, so the only axis is hold_budget (a non-numeric constant must not
+    become an axis). Figures from the recorded run: every setting solved 8 of 10."""
+    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "sweep-gate-hold-qwen05b"
+    sweep = sweep_table(load_run(run).outcomes, "humaneval", "gate[base=direct,hold_budget=3]")
+    assert sweep.parameters == ("hold_budget",)
+    assert [r.setting["hold_budget"] for r in sweep.rows] == ["0", "1", "2", "3", "5"]
+    assert all(r.pass_rate == pytest.approx(0.8) for r in sweep.rows)
+    assert [r.is_default for r in sweep.rows] == [False, False, False, True, False]

@@ -96,3 +96,15 @@ def test_report_bad_input(tmp_path, mapcoder_run) -> None:
     text = out.read_text()
     assert "The runs cover several datasets (humaneval, mbpp)" in text
     assert "No claims registry given" in text
+
+
+def test_report_of_the_recorded_runs_has_their_sweep_sections(tmp_path) -> None:
+    """The recorded embedded-model sweeps render: CodeSim's d × p heat map and the gate's hold-budget line
+    (whose fixed `base=direct` is not an axis)."""
+    runs = sorted(str(p) for p in (Path(__file__).resolve().parents[2] / "data" / "runs").iterdir() if p.is_dir())
+    out = tmp_path / "report.html"
+    done = sotacheck("report", *runs, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    html = out.read_text()
+    assert "d × p on humaneval" in html and "hold_budget on humaneval" in html
+    assert "gate: pass@1 against hold_budget on humaneval" in html
