@@ -393,6 +393,7 @@ def sweep(
     repeats: Annotated[int, typer.Option(help="Repeats per problem.")] = 1,
     limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
     seed: Annotated[int, typer.Option(help="Base seed.")] = 0,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
     concurrency: Annotated[int, typer.Option(help="Model calls in flight.")] = 4,
     yes: Annotated[bool, typer.Option("--yes", help="Allow a grid of more than 500 settings.")] = False,
     data_dir: DataDirOption = None,
@@ -410,7 +411,7 @@ def sweep(
     run_spec = validate_spec({"dataset": dataset, "pipelines": [{"name": pipeline, "params": {**constant, **s}}
                                                                  for s in settings],
                               "model": model, "model_name": model_name, "repeats": repeats, "limit": limit,
-                              "seed": seed, "concurrency": concurrency,
+                              "seed": seed, "temperature": temperature, "concurrency": concurrency,
                               "data_dir": str(data_dir) if data_dir else None}, "sweep")
     summary = asyncio_run(execute_run(out, run_spec, server_log=out / "server.log", executor=executor,
                                       ray_address=ray_address))
