@@ -49,7 +49,7 @@ bench: setup-core
 	$(PY) bench/bench_coverage.py
 	$(PY) bench/bench_ray.py
 
-DEMO_LIMIT ?= 2
+DEMO_LIMIT ?= 1
 DEMO_REPEATS ?= 2
 ifdef FULL
 DEMO_LIMIT := 164

@@ -2,12 +2,12 @@
 # The main job: judge the canonical solutions; rerun Direct, CoT, PyCapsule, CodeSim, MapCoder and the
 # evidence gate with the embedded model on a HumanEval slice with repeats (resumable: run it again after an
 # interruption); analyze; import MapCoder's released logs; audit the published claims; render the report.
-# Usage: scripts/demo.sh LIMIT REPEATS   (make demo: 2 problems x 2 repeats, about 15 minutes on 2 cores;
+# Usage: scripts/demo.sh LIMIT REPEATS   (make demo: 1 problem x 2 repeats, about 15 minutes on 2 cores;
 #        make demo FULL=1: all 164 problems)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SOTACHECK=.venv/bin/sotacheck
-LIMIT=${1:-2}
+LIMIT=${1:-1}
 REPEATS=${2:-2}
 DATA=${SOTACHECK_DATA:-$(cd .. && pwd)/shared/data}
 RUN=runs/demo-${LIMIT}x${REPEATS}

@@ -123,6 +123,8 @@ class LocalServer:
                 "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
     def start(self) -> LocalServer:
+        if self._proc is not None and self._proc.poll() is None:
+            return self  # already running (``with server.start():`` must not start, and leak, a second one)
         if importlib.util.find_spec("llama_cpp") is None:
             raise SotacheckError("the embedded model needs llama-cpp-python[server] (pip install 'sotacheck[local]', "
                                  "or `make setup`; it compiles from source in about 7 minutes)")
