@@ -16,16 +16,19 @@ def _normalise(text: str) -> str:
 
 
 def hidden_asserts(dataset: Dataset, problem_id: str) -> set[str]:
-    """Each hidden assert of a problem that is not also a visible test, whitespace removed."""
+    """Each hidden assert of a problem that is neither a visible test nor already written in the problem's
+    own statement (HumanEval/56's docstring shows ``correct_bracketing("<>")``, which its check() also
+    asserts: a prompt quoting the statement leaks nothing), whitespace removed."""
     problem = dataset.by_id()[problem_id]
     visible = {_normalise(m) for t in problem.visible_tests for m in _ASSERT.findall(t)}
+    statement = _normalise(problem.prompt)
     hidden = set()
     for test in problem.hidden_tests:
         for found in _ASSERT.findall(test):
             hidden.add(_normalise(found))
             # HumanEval's check() calls `candidate(...)`; a leaked copy would name the function itself
             hidden.add(_normalise(re.sub(r"\bcandidate\(", f"{problem.entry_point}(", found)))
-    return {h for h in hidden - visible if len(h) >= 12}
+    return {h for h in hidden - visible if len(h) >= 12 and h not in statement}
 
 
 @dataclass(frozen=True)
