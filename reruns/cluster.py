@@ -190,6 +190,10 @@ class Gateway:
             future.set_exception(exc)
             future.exception()  # mark retrieved: followers may not exist
             return "failed", (str(exc), [asdict(a) for a in exc.attempts])
+        except BaseException as exc:  # cancelled, or a bug: followers must not wait for ever
+            future.set_exception(exc if isinstance(exc, Exception) else RuntimeError("the call was cancelled"))
+            future.exception()
+            raise
         finally:
             self._in_flight.pop(key, None)
         self._record(call_id, response, "model")
