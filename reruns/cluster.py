@@ -235,6 +235,7 @@ class GatewayClient:
         self._gateway = gateway
         self._identity, self._endpoint = identity, endpoint
         self._prepared: tuple[str, str] | None = None
+        self._recorded_by_gateway: str | None = None  # the last call complete() sent: the gateway saved its reply
 
     @property
     def identity(self) -> str:
@@ -260,6 +261,8 @@ class GatewayClient:
     def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
                      completion_tokens: int, latency_s: float, attempts: list[dict[str, Any]],
                      served_from: str = "model") -> None:
+        if call_id == self._recorded_by_gateway:
+            return  # saved by the gateway when it arrived: no second round trip
         self._store("receive_call", call_id, text, finish_reason, prompt_tokens, completion_tokens, latency_s,
                     attempts, served_from)
 
@@ -278,6 +281,7 @@ class GatewayClient:
         call_id, key = self._prepared
         self._prepared = None
         outcome, value = await self._gateway.complete.remote(call_id, key, request)
+        self._recorded_by_gateway = call_id
         if outcome == "failed":
             message, attempts = value
             raise ModelCallFailed(message, tuple(Attempt(**a) for a in attempts))
@@ -299,14 +303,14 @@ def _worker_pool(limits: SandboxLimits) -> Any:
 def _cell_task(arm_name: str, params: dict[str, Any], dataset: Dataset, index: int, repeat: int, spec: Any,
                gateway: Any, identity: str, endpoint: str, replay: bool, concurrency: int) -> tuple[int, int, int]:
     from reruns.pipelines import make_arm
-    from reruns.run import _run_cell
+    from reruns.run import run_cell
 
     client = GatewayClient(gateway, identity, endpoint)
     pool = _worker_pool(SandboxLimits(test_timeout_s=spec.test_timeout_s))
     arm = make_arm(arm_name, params)
 
     async def run() -> tuple[int, int, int]:
-        return await _run_cell(arm, dataset.problems[index], repeat, spec, dataset, client, client, pool,
+        return await run_cell(arm, dataset.problems[index], repeat, spec, dataset, client, client, pool,
                                replay, asyncio.Semaphore(concurrency))
 
     return asyncio.run(run())

@@ -190,7 +190,7 @@ class RunSummary:
     leaks: int
 
 
-async def _run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, dataset: Dataset, model: ChatModel,
+async def run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, dataset: Dataset, model: ChatModel,
                     store: CellStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore
                     ) -> tuple[int, int, int]:
     cell = CellKey(arm.name, dataset.name, problem.id, repeat)
@@ -287,8 +287,12 @@ async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatMo
     if executor == "ray":
         from reruns import cluster
 
+        totals = {"calls": 0, "tokens": 0}
+
         def cell_done(made: int, used: int) -> None:
-            bar.set_postfix(calls=made, tokens=used)
+            totals["calls"] += made
+            totals["tokens"] += used
+            bar.set_postfix(totals)
             bar.update(1)
 
         cells = [item for group in groups for item in group]
@@ -311,7 +315,7 @@ async def _execute_local(groups: list[list[tuple[Arm, Problem, int]]], spec: Run
             nonlocal calls, sent, tokens
             async with group_slots:
                 for item in group:
-                    made, really, used = await _run_cell(*item, spec, dataset, model, store, pool, replay, semaphore)
+                    made, really, used = await run_cell(*item, spec, dataset, model, store, pool, replay, semaphore)
                     calls += made
                     sent += really
                     tokens += used
