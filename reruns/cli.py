@@ -42,6 +42,17 @@ ExecutorOption = Annotated[str, typer.Option(help="'local' (this machine) or 'ra
                                                   "pip install 'sotacheck[ray]').")]
 RayAddressOption = Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT, or 'auto' for one started on "
                                                            "this machine (default: a private local Ray).")]
+ReuseOption = Annotated[list[Path] | None, typer.Option(
+    "--reuse", help="Another run (directory) whose replies answer identical requests here instead of the model; "
+                    "repeatable.")]
+
+
+def _reuse_dirs(reuse: list[Path] | None) -> list[Path] | None:
+    """The --reuse runs, each checked to hold a run store before anything is written or sent."""
+    for run_dir in reuse or []:
+        if not (run_dir / "store.sqlite").is_file() and not (run_dir / "store.sqlite.gz").is_file():
+            raise SotacheckError(f"--reuse {run_dir}: no run store (store.sqlite or store.sqlite.gz) there")
+    return list(reuse) if reuse else None
 
 
 @app.command()
@@ -323,10 +334,12 @@ def rerun(
     data_dir: DataDirOption = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
+    reuse: ReuseOption = None,
 ) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from reruns.run import execute_run, load_spec, validate_spec
 
+    reuse = _reuse_dirs(reuse)
     if spec is not None:
         run_spec = load_spec(spec)
     else:
@@ -351,7 +364,7 @@ def rerun(
                                   "max_tries": max_tries, "data_dir": str(data_dir) if data_dir else None},
                                  "command line")
     _finish_run(out, asyncio_run(execute_run(out, run_spec, server_log=out / "server.log", executor=executor,
-                                             ray_address=ray_address)))
+                                             ray_address=ray_address, reuse=reuse)))
 
 
 def parse_grid(items: list[str]) -> list[dict[str, Any]]:
@@ -399,11 +412,13 @@ def sweep(
     data_dir: DataDirOption = None,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
+    reuse: ReuseOption = None,
 ) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
     from reruns.run import execute_run, validate_spec
 
+    reuse = _reuse_dirs(reuse)
     settings = parse_grid(grid)
     if len(settings) > 500 and not yes:
         raise SotacheckError(f"the grid has {len(settings)} settings (> 500); pass --yes to run it anyway")
@@ -414,7 +429,7 @@ def sweep(
                               "seed": seed, "temperature": temperature, "concurrency": concurrency,
                               "data_dir": str(data_dir) if data_dir else None}, "sweep")
     summary = asyncio_run(execute_run(out, run_spec, server_log=out / "server.log", executor=executor,
-                                      ray_address=ray_address))
+                                      ray_address=ray_address, reuse=reuse))
     typer.echo(f"sweep of {len(settings)} settings: {summary.calls} calls requested, {summary.sent} made "
                f"({100 * summary.sent / max(summary.calls, 1):.0f} %), the rest shared through the response cache")
     _finish_run(out, summary)
@@ -426,14 +441,16 @@ def resume(
     replay: Annotated[bool, typer.Option(help="Serve every call from the store; a miss is an error.")] = False,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
+    reuse: ReuseOption = None,
 ) -> None:
     """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
     from reruns.run import execute_run
 
     if not (run_dir / "store.sqlite").is_file() and not (run_dir / "store.sqlite.gz").is_file():
         raise SotacheckError(f"{run_dir}: no run store (store.sqlite or store.sqlite.gz) to resume")
+    reuse = _reuse_dirs(reuse)
     _finish_run(run_dir, asyncio_run(execute_run(run_dir, None, replay=replay, server_log=run_dir / "server.log",
-                                                 executor=executor, ray_address=ray_address)))
+                                                 executor=executor, ray_address=ray_address, reuse=reuse)))
 
 
 def asyncio_run(coroutine: Any) -> Any:

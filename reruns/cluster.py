@@ -141,6 +141,7 @@ class Gateway:
         from reruns.store.run_store import RunStore
 
         self._store = RunStore.open(Path(run_dir))
+        self._store.attach_reuse([Path(p) for p in self._store.get_meta("reuse_from", [])])
         self._recipe = recipe
         self._model: Any = None
         self._limit = asyncio.Semaphore(concurrency)
@@ -169,7 +170,7 @@ class Gateway:
         """Send (or join, or find) one prepared call; record the reply before answering."""
         stored = self._store.find_received(key)
         if stored is not None:
-            self._record(call_id, _response_of(stored), f"cache:{stored.call_id}")
+            self._record(call_id, _response_of(stored), stored.served_label)
             return "ok", _response_of(stored)
         if key in self._in_flight:
             leader, shared = self._in_flight[key]

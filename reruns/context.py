@@ -104,7 +104,7 @@ class PipelineContext:
         self._store.prepare_call(call_id, key, self.cell, stage, call_path, parent, seed, request.as_dict())
         if stored is not None:
             self._store.receive_call(call_id, stored.response or "", stored.finish_reason, stored.prompt_tokens or 0,
-                                     stored.completion_tokens or 0, 0.0, [], served_from=f"cache:{stored.call_id}")
+                                     stored.completion_tokens or 0, 0.0, [], served_from=stored.served_label)
             return self._account(stored.response or "", stored.prompt_tokens, stored.completion_tokens)
         if self._replay:
             message = f"replay: no stored response for call {call_path} of {self.cell.arm}/{self.problem.id}/" \

@@ -225,8 +225,11 @@ async def run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, datas
 
 async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool = False, progress: bool = True,
                       server_log: Path | None = None, executor: str = "local",
-                      ray_address: str | None = None) -> RunSummary:
+                      ray_address: str | None = None, reuse: list[Path] | None = None) -> RunSummary:
     """Start (with ``spec``) or resume (without) the run in ``run_dir``; replay serves every call from the store.
+
+    ``reuse`` lists other runs whose received replies answer this run's identical requests (see
+    ``RunStore.attach_reuse``); it is remembered, so a resume reuses the same runs.
 
     ``executor`` is ``local`` (this process) or ``ray`` (cells as Ray tasks, see ``reruns.cluster``); it is
     not part of the spec, because it never changes a result: a run started on one resumes on the other."""
@@ -254,6 +257,7 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
                 store.set_meta("spec", spec.model_dump())
                 store.set_meta("created", time.time())
             store.set_meta("model_identity", [model.identity, model.endpoint])
+            _attach_reuse(store, reuse)
             store.set_meta("dataset", {"name": dataset.name, "content_hash": dataset.content_hash,
                                        "sources": list(dataset.sources), "problems": len(dataset)})
             store.set_meta("versions", _versions())
@@ -266,6 +270,16 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
             from reruns import cluster
 
             cluster.shutdown()
+
+
+def _attach_reuse(store: RunStore, reuse: list[Path] | None) -> None:
+    remembered = [Path(p) for p in store.get_meta("reuse_from", [])]
+    if reuse is None:
+        reuse = [p for p in remembered if p.is_dir()]
+        for gone in set(remembered) - set(reuse):
+            print(f"note: reused run {gone} is gone; requests it would have answered are sent", file=sys.stderr)
+    store.attach_reuse(reuse)
+    store.set_meta("reuse_from", [str(p.resolve()) for p in reuse])
 
 
 async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatModel, store: RunStore, replay: bool,

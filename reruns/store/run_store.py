@@ -9,6 +9,9 @@ found by its cache key and replayed, never re-sent.
 
 The response cache is the ``calls`` table itself, looked up by the cache key (model identity, endpoint
 identity, full message list, every sampling parameter, seed and repeat index — never the prompt alone).
+A run may also *reuse* other runs' stores (``attach_reuse``): a request whose cache key another run already
+received is answered from there, read-only, and recorded here with ``served_from = reuse:<run>:<call id>``
+— so a new run need not re-send what an earlier run with the same model, messages and seed already paid for.
 """
 
 from __future__ import annotations
@@ -100,6 +103,12 @@ class StoredCall:
     latency_s: float | None
     attempts: list[dict[str, Any]]
     error: str | None
+    origin: str | None = None  # the reused run's name when the response came from another run's store
+
+    @property
+    def served_label(self) -> str:
+        """What ``served_from`` says of a call answered with this stored response."""
+        return f"cache:{self.call_id}" if self.origin is None else f"reuse:{self.origin}:{self.call_id}"
 
 
 class RunStore:
@@ -120,6 +129,7 @@ class RunStore:
         elif json.loads(version[0]) != SCHEMA_VERSION:
             raise SotacheckError(f"{path}: store schema version {version[0]}, this sotacheck reads {SCHEMA_VERSION}")
         self._lock = threading.Lock()
+        self._reused: list[tuple[str, sqlite3.Connection]] = []
 
     @classmethod
     def open(cls, run_dir: Path, create: bool = False) -> RunStore:
@@ -132,7 +142,26 @@ class RunStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         return cls(store_path)
 
+    def attach_reuse(self, run_dirs: list[Path]) -> None:
+        """Answer cache misses from these runs' stores too (read-only, in the order given).
+
+        A donor must be a run store whose model identity equals this run's (else its cache keys could never
+        match and reusing it is a mistake worth saying so)."""
+        own_identity = self.get_meta("model_identity")
+        for run_dir in run_dirs:
+            donor = RunStore.open(run_dir)  # unpacks a recorded run's store.sqlite.gz
+            identity = donor.get_meta("model_identity")
+            donor.close()
+            if own_identity is not None and identity != own_identity:
+                raise SotacheckError(f"--reuse {run_dir}: recorded with model {identity}, this run uses "
+                                     f"{own_identity}; its replies can never match")
+            uri = f"file:{(run_dir / 'store.sqlite').resolve()}?mode=ro"
+            self._reused.append((run_dir.name, sqlite3.connect(uri, uri=True, check_same_thread=False)))
+
     def close(self) -> None:
+        for _, donor in self._reused:
+            donor.close()
+        self._reused = []
         self._db.close()
 
     @contextmanager
@@ -158,13 +187,20 @@ class RunStore:
 
     # --- calls --------------------------------------------------------------------------------------
     def find_received(self, cache_key: str) -> StoredCall | None:
-        """A received response for this cache key, from any cell of this run (the response cache)."""
+        """A received response for this cache key, from any cell of this run (the response cache), else
+        from a run attached with ``attach_reuse``."""
+        query = ("SELECT call_id, cache_key, state, response, finish_reason, prompt_tokens, completion_tokens, "
+                 "latency_s, attempts, error FROM calls WHERE cache_key = ? AND state = 'received' "
+                 "ORDER BY prepared_at LIMIT 1")
         with self._lock:
-            row = self._db.execute(
-                "SELECT call_id, cache_key, state, response, finish_reason, prompt_tokens, completion_tokens, "
-                "latency_s, attempts, error FROM calls WHERE cache_key = ? AND state = 'received' "
-                "ORDER BY prepared_at LIMIT 1", (cache_key,)).fetchone()
-        return _stored(row) if row else None
+            row = self._db.execute(query, (cache_key,)).fetchone()
+            if row is not None:
+                return _stored(row)
+            for name, donor in self._reused:
+                row = donor.execute(query, (cache_key,)).fetchone()
+                if row is not None:
+                    return _stored(row, origin=name)
+        return None
 
     def find_call(self, call_id: str) -> StoredCall | None:
         with self._lock:
@@ -260,6 +296,6 @@ def pack(run_dir: Path) -> Path:
     return packed
 
 
-def _stored(row: tuple[Any, ...]) -> StoredCall:
+def _stored(row: tuple[Any, ...], origin: str | None = None) -> StoredCall:
     return StoredCall(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
-                      json.loads(row[8]) if row[8] else [], row[9])
+                      json.loads(row[8]) if row[8] else [], row[9], origin)
