@@ -42,3 +42,34 @@ def test_reference_run_has_its_90_calls(tmp_path) -> None:
     shutil.copytree(RUNS / "reference-qwen05b", copy, ignore=shutil.ignore_patterns("store.sqlite", "server.log"))
     done = subprocess.run([*SOTACHECK, "resume", str(copy), "--replay"], capture_output=True, text=True, timeout=600)
     assert "90 model calls (0 sent, 90 from the store)" in done.stdout, done.stderr
+
+
+def call_bound(arm: str) -> int:
+    """The most calls a method may make on one problem, from the issue's formulas (not from the code):
+    Direct/CoT 1; PyCapsule 1 + max_attempts; CodeSim p·(4 + d); MapCoder 1 + 2k + k·(1 + t); the gate
+    its base's bound plus one call per hold."""
+    from audit.sweeps import arm_parameters
+
+    pipeline = arm.split("[", 1)[0]
+    params = arm_parameters(arm)
+    number = {name: int(value) for name, value in params.items() if value.isdigit()}
+    if pipeline in ("direct", "cot"):
+        return 1
+    if pipeline == "pycapsule":
+        return 1 + number["max_attempts"]
+    if pipeline == "codesim":
+        return number["p"] * (4 + number["d"])
+    if pipeline == "mapcoder":
+        return 1 + 2 * number["k"] + number["k"] * (1 + number["t"])
+    if pipeline == "gate" and params["base"] in ("direct", "cot"):
+        return 1 + number["hold_budget"]
+    raise AssertionError(f"no call bound known for arm {arm!r}")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if (p / "outcomes.csv").is_file()))
+def test_recorded_calls_stay_within_each_methods_bound(name) -> None:
+    table = pd.read_csv(RUNS / name / "outcomes.csv")
+    bounds = table["arm"].map(call_bound)
+    over = table[table["calls"] > bounds]
+    assert over.empty, over[["arm", "problem", "calls"]].to_string()
+    assert (table["calls"] >= 1).all()
