@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from reports.files import write_atomically
 from reruns import __version__
 from reruns.errors import SotacheckError
+
+if TYPE_CHECKING:
+    from audit.analysis import Comparison
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="sotacheck: rerun LLM code-generation methods and audit their claimed margins.")
@@ -225,8 +229,15 @@ def analyze(
     typer.echo(f"{'arm':28s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
     for c in result.comparisons:
         typer.echo(f"{c.a:28s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} {c.pvalue_holm:9.2e}"
-                   f"  {c.test}; smallest detectable difference {c.mdd:.3f}"
+                   f"  {c.test}; {_mdd_text(c)}"
                    + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
+
+
+def _mdd_text(c: Comparison) -> str:
+    if math.isfinite(c.mdd):
+        return f"smallest detectable difference {c.mdd:.3f}"
+    return (f"no difference detectable at 80 % power: {c.b_count + c.c_count} discordant of {c.n} shared "
+            f"problems")
 
 
 def _run_and_arm(spec: str) -> tuple[Path, str | None]:

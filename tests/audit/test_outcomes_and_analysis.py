@@ -192,3 +192,13 @@ def test_recorded_hold_budget_sweep_has_one_axis_and_the_paper_default_as_refere
     assert [r.setting["hold_budget"] for r in sweep.rows] == ["0", "1", "2", "3", "5"]
     assert all(r.pass_rate == pytest.approx(0.8) for r in sweep.rows)
     assert [r.is_default for r in sweep.rows] == [False, False, False, True, False]
+
+
+def test_cli_analyze_says_why_no_difference_is_detectable() -> None:
+    """The recorded max_attempts sweep (temperature 0) solved the same 15 of 20 at every setting: no
+    discordant problem, so no difference is detectable, and the text says so instead of printing `inf`."""
+    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "sweep-pycapsule-attempts-qwen05b"
+    done = subprocess.run([*SOTACHECK, "analyze", str(run)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "inf" not in done.stdout
+    assert done.stdout.count("no difference detectable at 80 % power: 0 discordant of 20 shared problems") == 8
