@@ -6,11 +6,15 @@ two evaluations, so at temperature 0 the same request can get a different reply 
 predecessor — a run's replies would depend on the order its cells happened to reach the server. Here
 every request is evaluated from an empty cache, so a reply is a function of its request alone (at the
 cost of re-evaluating shared prefixes).
-Run as ``python -m reruns.model._llama_server`` with the stock server's arguments.
+Run as ``python -m reruns.model._llama_server`` with the stock server's arguments. The server exits when
+the process that started it is gone (killed with SIGKILL, say), instead of holding both cores for ever.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,5 +31,15 @@ def _generate_from_empty_cache(self: llama_cpp.Llama, tokens: Any, *args: Any, *
 
 llama_cpp.Llama.generate = _generate_from_empty_cache  # type: ignore[method-assign,assignment]
 
+
+
+def _exit_with_parent(parent: int, every_s: float = 1.0) -> None:
+    """Poll for the parent: once this process is re-parented, the run that owned the server is gone."""
+    while os.getppid() == parent:
+        time.sleep(every_s)
+    os._exit(0)
+
+
 if __name__ == "__main__":
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
     main()
