@@ -347,7 +347,8 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
     """After the cells: the leakage check over every stored request, then the outcome table."""
     meta = {"name": run_dir.name, "source": "sotacheck rerun", "spec": spec.model_dump(),
             "model_identity": store.get_meta("model_identity"), "dataset": store.get_meta("dataset"),
-            "versions": store.get_meta("versions"), "git_revision": store.get_meta("git_revision")}
+            "versions": store.get_meta("versions"), "git_revision": store.get_meta("git_revision"),
+            "reuse_from": store.get_meta("reuse_from", [])}
     leakage = check_leakage(store, dataset)
     meta["leakage_check"] = {"requests_checked": leakage.requests_checked, "clean": leakage.clean,
                              "leaks": [list(leak) for leak in leakage.leaks[:20]]}

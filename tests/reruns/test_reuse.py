@@ -3,6 +3,7 @@ Driven by the scripted loopback endpoint (harness mechanics, not evidence about 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -56,6 +57,8 @@ def test_reused_replies_are_not_sent_and_change_no_outcome(tmp_path, responder) 
     with sqlite3.connect(tmp_path / "reusing" / "store.sqlite") as db:
         remembered = db.execute("SELECT value FROM meta WHERE key = 'reuse_from'").fetchone()[0]
     assert str((tmp_path / "donor").resolve()) in remembered  # a resume reuses the same run
+    provenance = json.loads((tmp_path / "reusing" / "run.json").read_text())
+    assert provenance["reuse_from"] == [str((tmp_path / "donor").resolve())]
 
 
 def test_bad_reuse_fails_before_any_model_call(tmp_path, responder) -> None:  # noqa: F811
