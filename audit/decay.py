@@ -19,6 +19,8 @@ from scipy import optimize
 
 from audit.intervals import ConfidenceInterval
 
+PAPER_MAX_ATTEMPTS = 5  # PyCapsule's cap on repair attempts
+
 EXTRAPOLATION_WARNING = ("The fit describes attempts {lo}..{hi} only: it says nothing about attempts past "
                          "{hi}, and R² near 1 is expected from few points and two parameters.")
 
@@ -73,6 +75,10 @@ class DecayCurve:
     @property
     def share(self) -> np.ndarray:
         return self.solved_at / self.n_problems
+
+    def solved_beyond(self, cap: int) -> int:
+        """Problems first solved by a repair attempt after ``cap`` (PyCapsule's paper stops at 5)."""
+        return int(self.solved_at[self.attempts > cap].sum())
 
 
 def decay_curve(first_solved: np.ndarray, max_attempts: int) -> DecayCurve:

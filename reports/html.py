@@ -17,7 +17,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix
 from audit.claims import ClaimVerdict, audit_claims
-from audit.decay import DecayResult, fit_decay
+from audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
 from audit.outcomes import OutcomeError, Run
 from audit.sweeps import SweepResult, arm_parameters, setting_sort_key, sweep_table
 from reports import figures
@@ -99,11 +99,16 @@ def _sweeps(table: Any, dataset: str) -> list[tuple[SweepResult, Figure | None]]
 def _decays(table: Any, dataset: str) -> list[tuple[str, DecayResult | None, str, Figure | None]]:
     out: list[tuple[str, DecayResult | None, str, Figure | None]] = []
     cells = table[(table["dataset"] == dataset) & table["first_pass_attempt"].notna()]
+    # A max_attempts sweep: each smaller setting is a prefix of the largest, so only the largest is fitted.
+    largest: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[int, str]] = {}
     for arm in dict.fromkeys(cells["arm"]):
         params = arm_parameters(arm)
         if "max_attempts" not in params:
             continue
-        max_attempts = int(params["max_attempts"])
+        others = tuple(sorted((k, v) for k, v in params.items() if k != "max_attempts"))
+        key = (arm.split("[", 1)[0], others)
+        largest[key] = max(largest.get(key, (-1, arm)), (int(params["max_attempts"]), arm))
+    for max_attempts, arm in largest.values():
         arm_cells = table[(table["arm"] == arm) & (table["dataset"] == dataset) & (table["status"] != "error")]
         first = arm_cells["first_pass_attempt"].astype("float").fillna(-1).to_numpy()
         try:
@@ -202,7 +207,7 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
 
 def render(model: ReportModel) -> str:
     environment = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
-    return environment.get_template("report.html.j2").render(m=model)
+    return environment.get_template("report.html.j2").render(m=model, paper_max_attempts=PAPER_MAX_ATTEMPTS)
 
 
 def write_report(runs: list[Run], claims_files: list[Path], output: Path, baseline: str | None = None,

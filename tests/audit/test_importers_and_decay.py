@@ -80,3 +80,10 @@ def test_no_repair_ever_succeeding_is_explained_not_fitted() -> None:
     first = np.array([0] * 14 + [-1] * 6)
     with pytest.raises(ValueError, match=r"no problem was first solved by a repair attempt .* 6 unsolved"):
         fit_decay(first, 5)
+
+
+def test_solved_beyond_the_papers_cap_counts_late_first_solves() -> None:
+    # first solved at 0, 0, 2, 6, 8, never, never: attempts 6..8 add two problems, 4..8 add two, 1..8 three
+    curve = decay_curve(np.array([0, 0, 2, 6, 8, -1, -1]), 8)
+    assert curve.solved_beyond(5) == 2 and curve.solved_beyond(3) == 2 and curve.solved_beyond(0) == 3
+    assert curve.solved_beyond(8) == 0
