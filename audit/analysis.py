@@ -82,18 +82,18 @@ def _finite(value: Any) -> Any:
 
 
 def combine_runs(runs: list[Run]) -> pd.DataFrame:
-    """One outcome table from several runs; an arm name used by two runs is prefixed with its run."""
+    """One outcome table from several runs. When a run uses an arm name an earlier run already used, *every*
+    arm of that run is prefixed with the run's name, so a run's arms (a sweep's settings) stay together."""
     if not runs:
         raise OutcomeError("no runs given")
-    seen: dict[tuple[str, str], str] = {}
+    seen: set[tuple[str, str]] = set()
     frames = []
     for run in runs:
         frame = run.outcomes.copy()
-        for arm, dataset in frame[["arm", "dataset"]].drop_duplicates().itertuples(index=False):
-            if (arm, dataset) in seen:
-                frame.loc[(frame["arm"] == arm) & (frame["dataset"] == dataset), "arm"] = f"{run.name}:{arm}"
-            else:
-                seen[(arm, dataset)] = run.name
+        keys = set(frame[["arm", "dataset"]].drop_duplicates().itertuples(index=False, name=None))
+        if keys & seen:
+            frame["arm"] = run.name + ":" + frame["arm"]
+        seen |= set(frame[["arm", "dataset"]].drop_duplicates().itertuples(index=False, name=None))
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 

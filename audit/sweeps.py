@@ -32,6 +32,15 @@ def arm_parameters(arm: str) -> dict[str, str]:
     return {}
 
 
+def arm_family(arm: str) -> str:
+    """An arm's name without its parameters, keeping a run prefix: ``codesim[d=2,p=3]`` → ``codesim``,
+    ``MapCoder-5-3`` → ``MapCoder``, ``runA:pycapsule[max_attempts=8]`` → ``runA:pycapsule``. The settings of
+    one sweep share a family; the same pipeline swept in two runs (prefixed by ``combine_runs``) does not."""
+    run, colon, name = arm.rpartition(":")
+    bare = name.split("-", 1)[0] if _MAPCODER.match(name) else name.split("[", 1)[0]
+    return f"{run}{colon}{bare}"
+
+
 @dataclass(frozen=True)
 class SweepRow:
     arm: str

@@ -19,7 +19,7 @@ from audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix
 from audit.claims import ClaimVerdict, audit_claims
 from audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
 from audit.outcomes import OutcomeError, Run
-from audit.sweeps import SweepResult, arm_parameters, setting_sort_key, sweep_table
+from audit.sweeps import SweepResult, arm_family, arm_parameters, setting_sort_key, sweep_table
 from reports import figures
 from reports.files import write_atomically
 from reports.tables import comparison_table, pass_rate_table, to_markdown
@@ -65,11 +65,11 @@ def _sweeps(table: Any, dataset: str) -> list[tuple[SweepResult, Figure | None]]
     by_pipeline: dict[str, list[str]] = {}
     for arm in arms:
         if arm_parameters(arm):
-            by_pipeline.setdefault(arm.split("[")[0].split("-")[0], []).append(arm)
+            by_pipeline.setdefault(arm_family(arm), []).append(arm)
     for pipeline, members in by_pipeline.items():
         if len(members) < 2:
             continue
-        defaults = PIPELINE_DEFAULTS.get(pipeline, {})
+        defaults = PIPELINE_DEFAULTS.get(pipeline.rpartition(":")[2], {})
         default = next((a for a in members if all(arm_parameters(a).get(k) == v for k, v in defaults.items())),
                        members[0])
         result = sweep_table(table, dataset, default, members)
@@ -106,7 +106,7 @@ def _decays(table: Any, dataset: str) -> list[tuple[str, DecayResult | None, str
         if "max_attempts" not in params:
             continue
         others = tuple(sorted((k, v) for k, v in params.items() if k != "max_attempts"))
-        key = (arm.split("[", 1)[0], others)
+        key = (arm_family(arm), others)
         largest[key] = max(largest.get(key, (-1, arm)), (int(params["max_attempts"]), arm))
     for max_attempts, arm in largest.values():
         arm_cells = table[(table["arm"] == arm) & (table["dataset"] == dataset) & (table["status"] != "error")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -87,3 +88,33 @@ def test_solved_beyond_the_papers_cap_counts_late_first_solves() -> None:
     curve = decay_curve(np.array([0, 0, 2, 6, 8, -1, -1]), 8)
     assert curve.solved_beyond(5) == 2 and curve.solved_beyond(3) == 2 and curve.solved_beyond(0) == 3
     assert curve.solved_beyond(8) == 0
+
+
+def test_recorded_max_attempts_sweep_decay_figures() -> None:
+    """The recorded PyCapsule sweep (max_attempts 0..8, temperature 0.8, first 68 HumanEval problems, embedded
+    model): the per-attempt counts equal an independent count of the outcome table, and the fit gives the
+    figures quoted in the README (R² to 0.001)."""
+    table = pd.read_csv(Path(__file__).resolve().parents[2] / "data" / "runs"
+                        / "sweep-pycapsule-attempts-t08-qwen05b" / "outcomes.csv")
+    largest = table[table["arm"] == "pycapsule[max_attempts=8]"]
+    first = largest["first_pass_attempt"].astype(float).fillna(-1).to_numpy()
+    counted = largest["first_pass_attempt"].dropna().astype(int).value_counts()
+    curve = decay_curve(first, 8)
+    assert curve.solved_at.tolist() == [int(counted.get(x, 0)) for x in range(1, 9)]
+    assert curve.solved_initially == int(counted.get(0, 0)) == 34 and curve.n_problems == 68
+    assert curve.solved_at.tolist() == [3, 0, 1, 0, 0, 0, 1, 0]
+    assert curve.solved_beyond(5) == 1  # attempt 7 still solved one problem past the paper's cap
+    result = fit_decay(first, 8, n_resamples=2000, rng=0)
+    assert result.fit.r_squared == pytest.approx(0.692, abs=1e-3)
+    ci = result.confidence_interval("r_squared")
+    assert ci.low == pytest.approx(0.0, abs=1e-3) and ci.high == pytest.approx(0.939, abs=1e-3)
+
+
+def test_arm_family_keeps_a_sweeps_settings_together() -> None:
+    from audit.sweeps import arm_family
+
+    assert arm_family("codesim[d=2,p=3]") == "codesim"
+    assert arm_family("MapCoder-5-3") == "MapCoder"
+    assert arm_family("sweep-a:pycapsule[max_attempts=8]") == "sweep-a:pycapsule"
+    assert arm_family("sweep-a:MapCoder-5-3") == "sweep-a:MapCoder"
+    assert arm_family("direct") == "direct"

@@ -108,3 +108,10 @@ def test_report_of_the_recorded_runs_has_their_sweep_sections(tmp_path) -> None:
     html = out.read_text()
     assert "d × p on humaneval" in html and "hold_budget on humaneval" in html
     assert "gate: pass@1 against hold_budget on humaneval" in html
+    # The two PyCapsule max_attempts sweeps (temperature 0 and 0.8) share arm names: each keeps its own section
+    # (its arms prefixed with its run), the paper's default 5 as reference, and one decay fit at max_attempts=8.
+    for run in ("sweep-pycapsule-attempts-qwen05b", "sweep-pycapsule-attempts-t08-qwen05b"):
+        assert f"<h3>max_attempts on humaneval (reference {run}:pycapsule[max_attempts=5]" in html
+    assert html.count("<h3>sweep-pycapsule-attempts-t08-qwen05b:pycapsule[max_attempts=8]</h3>") == 1
+    assert "No decay fit for sweep-pycapsule-attempts-qwen05b:pycapsule[max_attempts=8]" in html
+    assert "attempts 6–8 first solved 1\n    problem(s)" in html
