@@ -141,7 +141,8 @@ class Gateway:
         from reruns.store.run_store import RunStore
 
         self._store = RunStore.open(Path(run_dir))
-        self._store.attach_reuse([Path(p) for p in self._store.get_meta("reuse_from", [])])
+        # the driver has checked and recorded them; one gone since (a replay elsewhere) is simply not reused
+        self._store.attach_reuse([Path(p) for p in self._store.get_meta("reuse_from", []) if Path(p).is_dir()])
         self._recipe = recipe
         self._model: Any = None
         self._limit = asyncio.Semaphore(concurrency)

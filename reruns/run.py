@@ -257,7 +257,8 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
                 store.set_meta("spec", spec.model_dump())
                 store.set_meta("created", time.time())
             store.set_meta("model_identity", [model.identity, model.endpoint])
-            _attach_reuse(store, reuse)
+            if not replay:  # a replay answers from this run's own store only
+                _attach_reuse(store, reuse)
             store.set_meta("dataset", {"name": dataset.name, "content_hash": dataset.content_hash,
                                        "sources": list(dataset.sources), "problems": len(dataset)})
             store.set_meta("versions", _versions())
