@@ -51,10 +51,15 @@ ReuseOption = Annotated[list[Path] | None, typer.Option(
                     "repeatable.")]
 
 
+def _has_store(run_dir: Path) -> bool:
+    """A run directory with its store, live (store.sqlite) or packed (store.sqlite.gz)."""
+    return (run_dir / "store.sqlite").is_file() or (run_dir / "store.sqlite.gz").is_file()
+
+
 def _reuse_dirs(reuse: list[Path] | None) -> list[Path] | None:
     """The --reuse runs, each checked to hold a run store before anything is written or sent."""
     for run_dir in reuse or []:
-        if not (run_dir / "store.sqlite").is_file() and not (run_dir / "store.sqlite.gz").is_file():
+        if not _has_store(run_dir):
             raise SotacheckError(f"--reuse {run_dir}: no run store (store.sqlite or store.sqlite.gz) there")
     return list(reuse) if reuse else None
 
@@ -457,7 +462,7 @@ def resume(
     """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
     from reruns.run import execute_run
 
-    if not (run_dir / "store.sqlite").is_file() and not (run_dir / "store.sqlite.gz").is_file():
+    if not _has_store(run_dir):
         raise SotacheckError(f"{run_dir}: no run store (store.sqlite or store.sqlite.gz) to resume")
     reuse = _reuse_dirs(reuse)
     _finish_run(run_dir, asyncio_run(execute_run(run_dir, None, replay=replay, server_log=run_dir / "server.log",
