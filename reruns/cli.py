@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -90,33 +91,39 @@ def judge(
 
     if canonical == (samples is not None):
         raise SotacheckError("give exactly one of --canonical and --samples FILE")
-    data = load_dataset(dataset, data_dir)
-    problems = data.by_id()
-    if canonical:
-        pairs = [(p, p.canonical_solution or "") for p in data.problems]
-    else:
-        assert samples is not None
-        pairs = [(problems[s.task_id], s.code) for s in read_samples(samples, data)]
-    limits = SandboxLimits(test_timeout_s=test_timeout)
-    from tqdm import tqdm
-
-    if executor == "ray":
-        from reruns import cluster
-
-        cluster.connect(ray_address)
-        try:
-            with tqdm(total=len(pairs), desc=f"judging {dataset} on Ray", unit="problem", file=sys.stderr,
-                      disable=as_json or not sys.stderr.isatty()) as bar:
-                verdicts = cluster.judge_pairs(data.content_hash, pairs, limits, on_done=bar.update)
-        finally:
-            cluster.shutdown()
-    elif executor != "local":
+    if executor not in ("local", "ray"):
         raise SotacheckError(f"--executor {executor!r}: expected 'local' or 'ray'")
-    else:
-        with SandboxPool(workers, limits) as pool:
-            progress = tqdm(judge_many(pool, data.content_hash, pairs), total=len(pairs), desc=f"judging {dataset}",
-                            unit="problem", disable=as_json or not sys.stderr.isatty(), file=sys.stderr)
-            verdicts = list(progress)
+    limits = SandboxLimits(test_timeout_s=test_timeout)
+    with contextlib.ExitStack() as stack:
+        # A local pool starts its sandbox supervisors now: they import while the dataset loads.
+        pool = stack.enter_context(SandboxPool(workers, limits)) if executor == "local" else None
+        data = load_dataset(dataset, data_dir)
+        problems = data.by_id()
+        if canonical:
+            pairs = [(p, p.canonical_solution or "") for p in data.problems]
+        else:
+            assert samples is not None
+            pairs = [(problems[s.task_id], s.code) for s in read_samples(samples, data)]
+        show_progress = not as_json and sys.stderr.isatty()
+        if pool is not None:
+            judged = judge_many(pool, data.content_hash, pairs)
+            if show_progress:  # tqdm is imported only then: it is a sixtieth of a second of start-up
+                from tqdm import tqdm
+
+                judged = tqdm(judged, total=len(pairs), desc=f"judging {dataset}", unit="problem", file=sys.stderr)
+            verdicts = list(judged)
+        else:
+            from tqdm import tqdm
+
+            from reruns import cluster
+
+            cluster.connect(ray_address)
+            try:
+                with tqdm(total=len(pairs), desc=f"judging {dataset} on Ray", unit="problem", file=sys.stderr,
+                          disable=not show_progress) as bar:
+                    verdicts = cluster.judge_pairs(data.content_hash, pairs, limits, on_done=bar.update)
+            finally:
+                cluster.shutdown()
     counts = Counter(v.status for v in verdicts)
     passed = counts.get("passed", 0)
     report: dict[str, Any] = {

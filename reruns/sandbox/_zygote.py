@@ -10,6 +10,8 @@ reaps the child and removes the directory. Standard library only.
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import os
 import selectors
@@ -39,6 +41,25 @@ if "--isolate-network" in sys.argv and os.geteuid() == 0:
     NETWORK_ISOLATED = _child._LIBC.unshare(_child.CLONE_NEWNET) == 0
 
 KILL_GRACE_S = 0.2
+PR_SET_CHILD_SUBREAPER = 36
+IS_SUBREAPER = False  # set by ``serve``
+# Enough for a pipeline's visible tests across its attempts; small, because every cached code object
+# is memory that each fork must map again.
+TEST_CACHE_SIZE = 256
+
+
+@functools.lru_cache(maxsize=TEST_CACHE_SIZE)
+def _compiled_test(source: str, index: int) -> Any:
+    try:
+        return _child.compile_test(source, index)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # the child compiles it again and reports the error as that test's outcome
+
+
+def compiled_tests(tests: list[str]) -> list[Any]:
+    """Each test compiled here, before the fork, and cached: the pipelines run the same visible tests
+    on many candidates. A test that does not compile is None (the child reports why)."""
+    return [_compiled_test(source, index) for index, source in enumerate(tests)]
 
 
 def _wait(pid: int, timeout: float) -> int | None:
@@ -79,9 +100,26 @@ def _stop(pid: int, uid: int | None) -> int:
         os.killpg(pid, signal.SIGKILL)  # grandchildren still in the group
     except OSError:
         pass
-    if uid is not None:
+    descendants_left = _descendants_left() if IS_SUBREAPER else True
+    if descendants_left and uid is not None:
         kill_uid(uid)
     return status if status is not None else 0
+
+
+def _descendants_left() -> bool:
+    """Whether any process descended from this supervisor is still alive, reaping those that ended.
+
+    The supervisor is a child subreaper, so an orphaned descendant (a daemon the candidate double-forked,
+    in another session) becomes our child instead of init's: no child left means no descendant left,
+    and then the scan of /proc for the sandbox uid can be skipped.
+    """
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
 
 
 def _fork_child(job: dict[str, Any], workdir: str) -> tuple[int, int, int]:
@@ -117,6 +155,7 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     nonce = job["nonce"]
     if NETWORK_ISOLATED:
         job["isolate_network"] = False  # inherited from the supervisor already
+    job["compiled_tests"] = compiled_tests(job["tests"])
     workdir = tempfile.mkdtemp(prefix="sotacheck-sandbox-")
     if uid is not None:
         os.chown(workdir, uid, uid)
@@ -180,7 +219,10 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     status = _stop(pid, uid)
     os.close(result_r)
     os.close(output_r)
-    shutil.rmtree(workdir, ignore_errors=True)
+    try:
+        os.rmdir(workdir)  # the usual case: the candidate left nothing behind
+    except OSError:
+        shutil.rmtree(workdir, ignore_errors=True)
     return {
         "events": events, "done": done, "kill_reason": kill_reason, "current_test": current,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
@@ -192,6 +234,11 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
 
 def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge decides when we stop
+    # Everything imported so far is shared with every child: keep the collector from touching (and so
+    # copying) those pages in each child.
+    gc.freeze()
+    global IS_SUBREAPER
+    IS_SUBREAPER = _child._PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     for line in sys.stdin:
         if not line.strip():
             continue

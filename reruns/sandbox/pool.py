@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from reruns.sandbox.executor import execute
+from reruns.sandbox.executor import execute, start_supervisor
 from reruns.sandbox.result import ExecutionResult, SandboxLimits
 from reruns.sandbox.slots import SlotLease
 
@@ -34,6 +34,8 @@ class SandboxPool:
         for slot in self._lease.slots:
             self._slots.put(slot)
         self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="sandbox")
+        for slot in self._lease.slots:  # they import in parallel with whatever the caller does next
+            start_supervisor(slot, self.limits.isolate_network)
 
     def run(self, code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
             entry_point: str | None = None) -> ExecutionResult:

@@ -297,3 +297,60 @@ def test_per_test_results_and_feedback_are_reported() -> None:
     assert result.exception_type == "ValueError"
     assert "four is unlucky" in (result.message or "")
     assert '<candidate>' in (result.feedback or "") and "_child.py" not in (result.feedback or "")
+
+
+def _zombie_children_of(pid: int) -> list[int]:
+    zombies = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"{entry.path}/stat", "rb") as fh:
+                    fields = fh.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == b"Z" and int(fields[1]) == pid:
+                zombies.append(int(entry.name))
+    return zombies
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="killing by uid needs root")
+def test_a_double_forked_daemon_is_killed_and_reaped() -> None:
+    """The daemon's parent exits at once, so it is orphaned while the candidate still runs: the
+    supervisor (a child subreaper) must still find it, kill it, and reap it."""
+    from reruns.sandbox import executor
+
+    code = """
+        import os, time
+        def square(x):
+            pid = os.fork()
+            if pid == 0:
+                if os.fork() == 0:
+                    os.setsid()
+                    time.sleep(60)
+                os._exit(0)
+            os.waitpid(pid, 0)
+            return x * x
+        """
+    status, _ = run(code)
+    assert status == "passed"
+    assert live_processes_of(SANDBOX_UID_BASE + SLOT) == []
+    assert_judge_still_works()
+    supervisor = executor._SUPERVISORS[(SLOT, LIMITS.isolate_network)]._proc
+    assert supervisor is not None
+    assert _zombie_children_of(supervisor.pid) == []
+
+
+def test_tests_compiled_once_judge_each_candidate_afresh() -> None:
+    """The supervisor caches compiled tests: the same tests still tell a wrong candidate from a right one,
+    and a test that does not compile is that test's error, with the test's line in the feedback."""
+    wrong = execute("def square(x):\n    return x + x\n", TESTS, entry_point="square", limits=LIMITS, slot=SLOT)
+    right = execute(GOOD, TESTS, entry_point="square", limits=LIMITS, slot=SLOT)
+    assert [t.status for t in wrong.tests] == ["failed", "failed"]  # 3 + 3 != 9, 4 + 4 != 16
+    assert right.status == "passed"
+    broken = execute(GOOD, ["assert square(3) == 9", "assert square(4) =="], entry_point="square",
+                     limits=LIMITS, slot=SLOT)
+    assert [t.status for t in broken.tests] == ["passed", "error"]
+    assert broken.exception_type == "SyntaxError"
+    failing = execute(GOOD, ["assert square(5) == 26"], entry_point="square", limits=LIMITS, slot=SLOT)
+    assert failing.status == "failed"
+    assert "assert square(5) == 26" in (failing.feedback or "")
