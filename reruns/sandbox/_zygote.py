@@ -103,6 +103,8 @@ def _stop(pid: int, uid: int | None) -> int:
     descendants_left = _descendants_left() if IS_SUBREAPER else True
     if descendants_left and uid is not None:
         kill_uid(uid)
+        if IS_SUBREAPER:
+            _descendants_left()  # reap them now: zombies still count against the uid's process limit
     return status if status is not None else 0
 
 
