@@ -8,10 +8,11 @@ import math
 import os
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+import click
 
 from reports.files import write_atomically
 from reruns import __version__
@@ -20,17 +21,22 @@ from reruns.errors import SotacheckError
 if TYPE_CHECKING:
     from audit.analysis import Comparison
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="sotacheck: rerun LLM code-generation methods and audit their claimed margins.")
 
-DataDirOption = Annotated[
-    Path | None, typer.Option("--data-dir", help="Local benchmark files (else $SOTACHECK_DATA, ../shared/data).")
-]
+@click.group(context_settings={"show_default": True}, no_args_is_help=True)
+@click.version_option(__version__, prog_name="sotacheck")
+def app() -> None:
+    """sotacheck: rerun LLM code-generation methods and audit their claimed margins."""
+
+
+PATH = click.Path(path_type=Path)
+data_dir_option = click.option("--data-dir", type=PATH, default=None,
+                               help="Local benchmark files (else $SOTACHECK_DATA, ../shared/data).")
 
 
 @app.command()
-def datasets(data_dir: DataDirOption = None,
-             hub_id: Annotated[str | None, typer.Option(help="Hub id for mbpp-et.")] = None) -> None:
+@data_dir_option
+@click.option("--hub-id", default=None, help="Hub id for mbpp-et.")
+def datasets(data_dir: Path | None, hub_id: str | None) -> None:
     """List the benchmarks with their problem counts and content hashes."""
     from reruns.benchmarks.loaders import LOADERS, load_dataset
 
@@ -38,18 +44,19 @@ def datasets(data_dir: DataDirOption = None,
         try:
             dataset = load_dataset(name, data_dir, hub_id)
         except SotacheckError as exc:
-            typer.echo(f"{name:15s} unavailable: {exc}")
+            click.echo(f"{name:15s} unavailable: {exc}")
             continue
-        typer.echo(f"{name:15s} {len(dataset):5d} problems  sha256:{dataset.content_hash}")
+        click.echo(f"{name:15s} {len(dataset):5d} problems  sha256:{dataset.content_hash}")
 
 
-ExecutorOption = Annotated[str, typer.Option(help="'local' (this machine) or 'ray' (cells as Ray tasks; "
-                                                  "pip install 'sotacheck[ray]').")]
-RayAddressOption = Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT, or 'auto' for one started on "
-                                                           "this machine (default: a private local Ray).")]
-ReuseOption = Annotated[list[Path] | None, typer.Option(
-    "--reuse", help="Another run (directory) whose replies answer identical requests here instead of the model; "
-                    "repeatable.")]
+executor_option = click.option("--executor", default="local",
+                               help="'local' (this machine) or 'ray' (cells as Ray tasks; pip install 'sotacheck[ray]').")
+ray_address_option = click.option("--ray-address", default=None,
+                                  help="Ray cluster HOST:PORT, or 'auto' for one started on this machine "
+                                       "(default: a private local Ray).")
+reuse_option = click.option("--reuse", type=PATH, multiple=True,
+                            help="Another run (directory) whose replies answer identical requests here instead of "
+                                 "the model; repeatable.")
 
 
 def _has_store(run_dir: Path) -> bool:
@@ -57,29 +64,30 @@ def _has_store(run_dir: Path) -> bool:
     return (run_dir / "store.sqlite").is_file() or (run_dir / "store.sqlite.gz").is_file()
 
 
-def _reuse_dirs(reuse: list[Path] | None) -> list[Path] | None:
+def _reuse_dirs(reuse: Sequence[Path]) -> list[Path] | None:
     """The --reuse runs, each checked to hold a run store before anything is written or sent."""
-    for run_dir in reuse or []:
+    for run_dir in reuse:
         if not _has_store(run_dir):
             raise SotacheckError(f"--reuse {run_dir}: no run store (store.sqlite or store.sqlite.gz) there")
     return list(reuse) if reuse else None
 
 
 @app.command()
-def judge(
-    dataset: Annotated[str, typer.Option(help="Benchmark name, e.g. humaneval, humaneval-et, mbpp.")],
-    canonical: Annotated[bool, typer.Option(help="Judge the dataset's canonical solutions.")] = False,
-    samples: Annotated[Path | None, typer.Option(help="JSONL of {task_id, completion|solution}.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    out: Annotated[Path | None, typer.Option(help="Also write the JSON result to this file.")] = None,
-    workers: Annotated[int | None, typer.Option(help="Sandbox workers (default: CPU count).")] = None,
-    test_timeout: Annotated[float, typer.Option(help="Wall seconds per test.")] = 5.0,
-    run_out: Annotated[Path | None, typer.Option(help="Also write the verdicts as a run directory.")] = None,
-    arm: Annotated[str | None, typer.Option(help="Arm name for --run-out (default: samples file name).")] = None,
-    data_dir: DataDirOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-) -> None:
+@click.option("--dataset", required=True, help="Benchmark name, e.g. humaneval, humaneval-et, mbpp.")
+@click.option("--canonical", is_flag=True, help="Judge the dataset's canonical solutions.")
+@click.option("--samples", type=PATH, default=None, help="JSONL of {task_id, completion|solution}.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--out", type=PATH, default=None, help="Also write the JSON result to this file.")
+@click.option("--workers", type=int, default=None, show_default=False, help="Sandbox workers (default: CPU count).")
+@click.option("--test-timeout", type=float, default=5.0, help="Wall seconds per test.")
+@click.option("--run-out", type=PATH, default=None, help="Also write the verdicts as a run directory.")
+@click.option("--arm", default=None, help="Arm name for --run-out (default: samples file name).")
+@data_dir_option
+@executor_option
+@ray_address_option
+def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, out: Path | None, workers: int | None,
+          test_timeout: float, run_out: Path | None, arm: str | None, data_dir: Path | None, executor: str,
+          ray_address: str | None) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
 
     A completion whose first code line starts at column 0 is a whole program (judged after the
@@ -139,14 +147,14 @@ def judge(
     if out is not None:
         write_atomically(out, text + "\n")
     if as_json:
-        typer.echo(text)
+        click.echo(text)
         return
-    typer.echo(f"{data.name}: {passed}/{len(verdicts)} passed ({100 * passed / len(verdicts):.1f} %)  "
+    click.echo(f"{data.name}: {passed}/{len(verdicts)} passed ({100 * passed / len(verdicts):.1f} %)  "
                f"dataset sha256:{data.content_hash[:16]}")
-    typer.echo("  " + "  ".join(f"{status}={count}" for status, count in sorted(counts.items())))
+    click.echo("  " + "  ".join(f"{status}={count}" for status, count in sorted(counts.items())))
     for verdict in verdicts:
         if not verdict.passed:
-            typer.echo(f"  {verdict.problem_id}: {verdict.status}: {verdict.result.exception_type}: "
+            click.echo(f"  {verdict.problem_id}: {verdict.status}: {verdict.result.exception_type}: "
                        f"{(verdict.result.message or '')[:120]}")
 
 
@@ -173,15 +181,17 @@ def _write_judged_run(out: Path, arm: str, data: Any, verdicts: list[Any], sampl
 
 
 @app.command("import")
-def import_(
-    kind: Annotated[str, typer.Argument(help="mapcoder | humaneval-results | csv")],
-    path: Annotated[Path, typer.Argument(help="The file (or, for mapcoder, a folder of .jsonl files).")],
-    out: Annotated[Path, typer.Option(help="Run directory to write, e.g. runs/NAME.")],
-    arm: Annotated[str | None, typer.Option(help="Arm name (humaneval-results; default: file name).")] = None,
-    dataset: Annotated[str | None, typer.Option(help="Dataset name (default: from the folder/file).")] = None,
-    force: Annotated[bool, typer.Option(help="Replace an existing run directory.")] = False,
-) -> None:
-    """Import published per-problem logs as a run directory every other command reads like a rerun."""
+@click.argument("kind", metavar="KIND")
+@click.argument("path", type=PATH)
+@click.option("--out", type=PATH, required=True, help="Run directory to write, e.g. runs/NAME.")
+@click.option("--arm", default=None, help="Arm name (humaneval-results; default: file name).")
+@click.option("--dataset", default=None, help="Dataset name (default: from the folder/file).")
+@click.option("--force", is_flag=True, help="Replace an existing run directory.")
+def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | None, force: bool) -> None:
+    """Import published per-problem logs as a run directory every other command reads like a rerun.
+
+    KIND is mapcoder, humaneval-results or csv; PATH the file (for mapcoder, a folder of .jsonl files).
+    """
     from audit.outcomes import (
         IMPORTERS,
         OutcomeError,
@@ -205,22 +215,22 @@ def import_(
         write_run(out, table, {"name": out.name, **meta}, overwrite=force)
     except OutcomeError as exc:
         raise SotacheckError(str(exc)) from None
-    typer.echo(f"wrote {out}: {len(table)} cells")
+    click.echo(f"wrote {out}: {len(table)} cells")
     for row in table.groupby(["arm", "dataset"]).size().reset_index(name="cells").itertuples(index=False):
-        typer.echo(f"  {row.arm} on {row.dataset}: {row.cells} cells")
+        click.echo(f"  {row.arm} on {row.dataset}: {row.cells} cells")
     for repair in meta.get("repairs", []):
-        typer.echo(f"  note: {repair}")
+        click.echo(f"  note: {repair}")
 
 
 @app.command()
-def analyze(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories (runs/NAME).")],
-    baseline: Annotated[str | None, typer.Option(help="Baseline arm (default: the first arm).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
-    resamples: Annotated[int, typer.Option(help="Bootstrap / permutation resamples.")] = 10_000,
-    seed: Annotated[int, typer.Option(help="Seed of the resampling.")] = 0,
-) -> None:
+@click.argument("runs", nargs=-1, required=True, type=PATH)
+@click.option("--baseline", default=None, help="Baseline arm (default: the first arm).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--confidence", type=float, default=0.95, help="Confidence level of the intervals.")
+@click.option("--resamples", type=int, default=10_000, help="Bootstrap / permutation resamples.")
+@click.option("--seed", type=int, default=0, help="Seed of the resampling.")
+def analyze(runs: tuple[Path, ...], baseline: str | None, as_json: bool, confidence: float, resamples: int,
+            seed: int) -> None:
     """Pass rates with CIs per arm, and paired comparisons against the baseline with Holm."""
     from audit.analysis import analyze as run_analysis
     from audit.outcomes import OutcomeError, load_run
@@ -230,16 +240,16 @@ def analyze(
     except (OutcomeError, ValueError) as exc:
         raise SotacheckError(str(exc)) from None
     if as_json:
-        typer.echo(json.dumps(result.as_dict(), indent=2, default=_json_default))
+        click.echo(json.dumps(result.as_dict(), indent=2, default=_json_default))
         return
-    typer.echo(f"{'arm':28s} {'dataset':13s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
+    click.echo(f"{'arm':28s} {'dataset':13s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
     for a in result.arms:
-        typer.echo(f"{a.arm:28s} {a.dataset:13s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
+        click.echo(f"{a.arm:28s} {a.dataset:13s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
                    + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
-    typer.echo(f"\nagainst baseline {result.baseline} (Holm across {len(result.comparisons)} comparisons):")
-    typer.echo(f"{'arm':28s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
+    click.echo(f"\nagainst baseline {result.baseline} (Holm across {len(result.comparisons)} comparisons):")
+    click.echo(f"{'arm':28s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
     for c in result.comparisons:
-        typer.echo(f"{c.a:28s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} {c.pvalue_holm:9.2e}"
+        click.echo(f"{c.a:28s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} {c.pvalue_holm:9.2e}"
                    f"  {c.test}; {_mdd_text(c)}"
                    + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
 
@@ -260,18 +270,18 @@ def _run_and_arm(spec: str) -> tuple[Path, str | None]:
 
 
 @app.command("gate")
-def gate_command(
-    baseline: Annotated[str, typer.Option(help="Baseline run, runs/A or runs/A:ARM.")],
-    candidate: Annotated[str, typer.Option(help="Candidate run, runs/B or runs/B:ARM.")],
-    dataset: Annotated[str | None, typer.Option(help="Only this dataset (default: every shared one).")] = None,
-    alpha: Annotated[float, typer.Option(help="One-sided significance level.")] = 0.05,
-    max_drop: Annotated[float, typer.Option(help="Allowed drop (noninferiority mode), as a fraction.")] = 0.0,
-    min_n: Annotated[int, typer.Option(help="Fewest shared problems the gate will decide on.")] = 30,
-    mode: Annotated[str, typer.Option(help="significance | noninferiority")] = "significance",
-    max_error_rate: Annotated[float, typer.Option(help="Most errored cells tolerated, as a fraction.")] = 0.05,
-    junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
-    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown summary here.")] = None,
-) -> None:
+@click.option("--baseline", required=True, help="Baseline run, runs/A or runs/A:ARM.")
+@click.option("--candidate", required=True, help="Candidate run, runs/B or runs/B:ARM.")
+@click.option("--dataset", default=None, help="Only this dataset (default: every shared one).")
+@click.option("--alpha", type=float, default=0.05, help="One-sided significance level.")
+@click.option("--max-drop", type=float, default=0.0, help="Allowed drop (noninferiority mode), as a fraction.")
+@click.option("--min-n", type=int, default=30, help="Fewest shared problems the gate will decide on.")
+@click.option("--mode", default="significance", help="significance | noninferiority")
+@click.option("--max-error-rate", type=float, default=0.05, help="Most errored cells tolerated, as a fraction.")
+@click.option("--junit", type=PATH, default=None, help="Write JUnit XML here.")
+@click.option("--markdown", type=PATH, default=None, help="Write a Markdown summary here.")
+def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: float, max_drop: float, min_n: int,
+                 mode: str, max_error_rate: float, junit: Path | None, markdown: Path | None) -> None:
     """Fail CI on a real drop in pass rate: exit 0 pass, 1 regression, 2 unusable input."""
     from audit.gate import GateInputError, GateSettings, gate
     from audit.outcomes import OutcomeError, load_run
@@ -285,25 +295,27 @@ def gate_command(
         cand_path, cand_arm = _run_and_arm(candidate)
         result = gate(load_run(base_path), load_run(cand_path), base_arm, cand_arm, dataset, settings)
     except (GateInputError, OutcomeError) as exc:
-        typer.echo(f"sotacheck gate: UNUSABLE INPUT (exit 2): {exc}. The gate exits 2 rather than 0 or 1 so that "
+        click.echo(f"sotacheck gate: UNUSABLE INPUT (exit 2): {exc}. The gate exits 2 rather than 0 or 1 so that "
                    "CI does not mistake input it cannot judge for a pass or a regression.", err=True)
-        raise typer.Exit(2) from None
+        raise click.exceptions.Exit(2) from None
     if junit is not None:
         write_atomically(junit, junit_xml(result))
     if markdown is not None:
         write_atomically(markdown, render_markdown(result))
-    typer.echo(explanation(result), err=True)
-    raise typer.Exit(result.exit_code)
+    click.echo(explanation(result), err=True)
+    raise click.exceptions.Exit(result.exit_code)
 
 
 @app.command()
-def claims(
-    files: Annotated[list[Path] | None, typer.Argument(help="Registry files (default: data/claims/*.yaml).")] = None,
-    runs: Annotated[list[Path] | None, typer.Option("--runs", help="Run directories for rerun-backed claims.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the verdicts as JSON.")] = False,
-    data_dir: DataDirOption = None,
-) -> None:
-    """Audit published claims: a verdict and a one-sentence reason for every claim in the registry."""
+@click.argument("files", nargs=-1, type=PATH)
+@click.option("--runs", type=PATH, multiple=True, help="Run directories for rerun-backed claims.")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
+@data_dir_option
+def claims(files: tuple[Path, ...], runs: tuple[Path, ...], as_json: bool, data_dir: Path | None) -> None:
+    """Audit published claims: a verdict and a one-sentence reason for every claim in the registry.
+
+    FILES are registry files (default: data/claims/*.yaml).
+    """
     from audit.claims import ClaimsError, audit_claims
     from audit.outcomes import OutcomeError, load_run
 
@@ -316,15 +328,15 @@ def claims(
     except (ClaimsError, OutcomeError) as exc:
         raise SotacheckError(str(exc)) from None
     if as_json:
-        typer.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, default=_json_default))
+        click.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, default=_json_default))
         return
     counts = Counter(v.verdict for v in verdicts)
-    typer.echo(f"{len(verdicts)} claims: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common()))
+    click.echo(f"{len(verdicts)} claims: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.most_common()))
     for v in verdicts:
         p = "" if v.pvalue is None else f" (p = {v.pvalue:.3g})"
-        typer.echo(f"\n[{v.verdict}] {v.paper}/{v.id}{p}\n  {v.statement}\n  {v.reason}")
+        click.echo(f"\n[{v.verdict}] {v.paper}/{v.id}{p}\n  {v.statement}\n  {v.reason}")
         for note in v.notes:
-            typer.echo(f"  note: {note}")
+            click.echo(f"  note: {note}")
 
 
 def _parse_param(text: str) -> tuple[str, Any]:
@@ -337,31 +349,33 @@ def _parse_param(text: str) -> tuple[str, Any]:
 
 
 @app.command()
-def rerun(
-    out: Annotated[Path, typer.Option(help="Run directory to create, e.g. runs/NAME.")],
-    dataset: Annotated[str | None, typer.Option(help="Benchmark name.")] = None,
-    pipelines: Annotated[str | None, typer.Option(help="Comma-separated pipelines, e.g. direct,cot.")] = None,
-    param: Annotated[list[str] | None, typer.Option(help="PIPELINE.NAME=VALUE, repeatable.")] = None,
-    model: Annotated[str, typer.Option(help="'local', 'gguf:PATH', or an OpenAI-compatible base URL.")] = "local",
-    model_name: Annotated[str | None, typer.Option(help="Model name at an OpenAI-compatible URL.")] = None,
-    repeats: Annotated[int, typer.Option(help="Repeats per problem.")] = 1,
-    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
-    seed: Annotated[int, typer.Option(help="Base seed of the seed schedule.")] = 0,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
-    max_tokens: Annotated[int, typer.Option(help="Max tokens per reply.")] = 768,
-    concurrency: Annotated[int, typer.Option(help="Model calls in flight at once.")] = 4,
-    request_timeout: Annotated[float, typer.Option(help="Seconds before a model request times out.")] = 300.0,
-    max_tries: Annotated[int, typer.Option(help="Tries per model call (429/5xx/timeouts are retried).")] = 6,
-    spec: Annotated[Path | None, typer.Option(help="A YAML run spec instead of the options above.")] = None,
-    data_dir: DataDirOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    reuse: ReuseOption = None,
-) -> None:
+@click.option("--out", type=PATH, required=True, help="Run directory to create, e.g. runs/NAME.")
+@click.option("--dataset", default=None, help="Benchmark name.")
+@click.option("--pipelines", default=None, help="Comma-separated pipelines, e.g. direct,cot.")
+@click.option("--param", multiple=True, help="PIPELINE.NAME=VALUE, repeatable.")
+@click.option("--model", default="local", help="'local', 'gguf:PATH', or an OpenAI-compatible base URL.")
+@click.option("--model-name", default=None, help="Model name at an OpenAI-compatible URL.")
+@click.option("--repeats", type=int, default=1, help="Repeats per problem.")
+@click.option("--limit", type=int, default=None, help="Only the first N problems.")
+@click.option("--seed", type=int, default=0, help="Base seed of the seed schedule.")
+@click.option("--temperature", type=float, default=0.0, help="Sampling temperature.")
+@click.option("--max-tokens", type=int, default=768, help="Max tokens per reply.")
+@click.option("--concurrency", type=int, default=4, help="Model calls in flight at once.")
+@click.option("--request-timeout", type=float, default=300.0, help="Seconds before a model request times out.")
+@click.option("--max-tries", type=int, default=6, help="Tries per model call (429/5xx/timeouts are retried).")
+@click.option("--spec", type=PATH, default=None, help="A YAML run spec instead of the options above.")
+@data_dir_option
+@executor_option
+@ray_address_option
+@reuse_option
+def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
+          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, max_tokens: int,
+          concurrency: int, request_timeout: float, max_tries: int, spec: Path | None, data_dir: Path | None,
+          executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from reruns.run import execute_run, load_spec, validate_spec
 
-    reuse = _reuse_dirs(reuse)
+    reuse_runs = _reuse_dirs(reuse)
     if spec is not None:
         run_spec = load_spec(spec)
     else:
@@ -386,10 +400,10 @@ def rerun(
                                   "max_tries": max_tries, "data_dir": str(data_dir) if data_dir else None},
                                  "command line")
     _finish_run(out, asyncio_run(execute_run(out, run_spec, server_log=out / "server.log", executor=executor,
-                                             ray_address=ray_address, reuse=reuse)))
+                                             ray_address=ray_address, reuse=reuse_runs)))
 
 
-def parse_grid(items: list[str]) -> list[dict[str, Any]]:
+def parse_grid(items: Sequence[str]) -> list[dict[str, Any]]:
     """``p=1,2,3 d=1,3`` or ``max_attempts=0..8`` → every combination, in order."""
     import itertools
 
@@ -417,30 +431,31 @@ def parse_grid(items: list[str]) -> list[dict[str, Any]]:
 
 
 @app.command()
-def sweep(
-    pipeline: Annotated[str, typer.Option(help="The pipeline to sweep, e.g. codesim.")],
-    grid: Annotated[list[str], typer.Option(help="NAME=V1,V2 or NAME=LOW..HIGH; repeat for more axes.")],
-    out: Annotated[Path, typer.Option(help="Run directory to create.")],
-    dataset: Annotated[str, typer.Option(help="Benchmark name.")] = "humaneval",
-    fixed: Annotated[list[str] | None, typer.Option("--param", help="NAME=VALUE held fixed, e.g. base=cot.")] = None,
-    model: Annotated[str, typer.Option(help="'local', 'gguf:PATH' or an OpenAI-compatible URL.")] = "local",
-    model_name: Annotated[str | None, typer.Option(help="Model name at an OpenAI-compatible URL.")] = None,
-    repeats: Annotated[int, typer.Option(help="Repeats per problem.")] = 1,
-    limit: Annotated[int | None, typer.Option(help="Only the first N problems.")] = None,
-    seed: Annotated[int, typer.Option(help="Base seed.")] = 0,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
-    concurrency: Annotated[int, typer.Option(help="Model calls in flight.")] = 4,
-    yes: Annotated[bool, typer.Option("--yes", help="Allow a grid of more than 500 settings.")] = False,
-    data_dir: DataDirOption = None,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    reuse: ReuseOption = None,
-) -> None:
+@click.option("--pipeline", required=True, help="The pipeline to sweep, e.g. codesim.")
+@click.option("--grid", required=True, multiple=True, help="NAME=V1,V2 or NAME=LOW..HIGH; repeat for more axes.")
+@click.option("--out", type=PATH, required=True, help="Run directory to create.")
+@click.option("--dataset", default="humaneval", help="Benchmark name.")
+@click.option("--param", "fixed", multiple=True, help="NAME=VALUE held fixed, e.g. base=cot.")
+@click.option("--model", default="local", help="'local', 'gguf:PATH' or an OpenAI-compatible URL.")
+@click.option("--model-name", default=None, help="Model name at an OpenAI-compatible URL.")
+@click.option("--repeats", type=int, default=1, help="Repeats per problem.")
+@click.option("--limit", type=int, default=None, help="Only the first N problems.")
+@click.option("--seed", type=int, default=0, help="Base seed.")
+@click.option("--temperature", type=float, default=0.0, help="Sampling temperature.")
+@click.option("--concurrency", type=int, default=4, help="Model calls in flight.")
+@click.option("--yes", is_flag=True, help="Allow a grid of more than 500 settings.")
+@data_dir_option
+@executor_option
+@ray_address_option
+@reuse_option
+def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: tuple[str, ...], model: str,
+          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, concurrency: int,
+          yes: bool, data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
     from reruns.run import execute_run, validate_spec
 
-    reuse = _reuse_dirs(reuse)
+    reuse_runs = _reuse_dirs(reuse)
     settings = parse_grid(grid)
     if len(settings) > 500 and not yes:
         raise SotacheckError(f"the grid has {len(settings)} settings (> 500); pass --yes to run it anyway")
@@ -451,28 +466,27 @@ def sweep(
                               "seed": seed, "temperature": temperature, "concurrency": concurrency,
                               "data_dir": str(data_dir) if data_dir else None}, "sweep")
     summary = asyncio_run(execute_run(out, run_spec, server_log=out / "server.log", executor=executor,
-                                      ray_address=ray_address, reuse=reuse))
-    typer.echo(f"sweep of {len(settings)} settings: {summary.calls} calls requested, {summary.sent} made "
+                                      ray_address=ray_address, reuse=reuse_runs))
+    click.echo(f"sweep of {len(settings)} settings: {summary.calls} calls requested, {summary.sent} made "
                f"({100 * summary.sent / max(summary.calls, 1):.0f} %), the rest shared through the response cache")
     _finish_run(out, summary)
 
 
 @app.command()
-def resume(
-    run_dir: Annotated[Path, typer.Argument(help="The run directory to continue.")],
-    replay: Annotated[bool, typer.Option(help="Serve every call from the store; a miss is an error.")] = False,
-    executor: ExecutorOption = "local",
-    ray_address: RayAddressOption = None,
-    reuse: ReuseOption = None,
-) -> None:
+@click.argument("run_dir", type=PATH)
+@click.option("--replay", is_flag=True, help="Serve every call from the store; a miss is an error.")
+@executor_option
+@ray_address_option
+@reuse_option
+def resume(run_dir: Path, replay: bool, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
     from reruns.run import execute_run
 
     if not _has_store(run_dir):
         raise SotacheckError(f"{run_dir}: no run store (store.sqlite or store.sqlite.gz) to resume")
-    reuse = _reuse_dirs(reuse)
+    reuse_runs = _reuse_dirs(reuse)
     _finish_run(run_dir, asyncio_run(execute_run(run_dir, None, replay=replay, server_log=run_dir / "server.log",
-                                                 executor=executor, ray_address=ray_address, reuse=reuse)))
+                                                 executor=executor, ray_address=ray_address, reuse=reuse_runs)))
 
 
 def asyncio_run(coroutine: Any) -> Any:
@@ -482,17 +496,18 @@ def asyncio_run(coroutine: Any) -> Any:
 
 
 def _finish_run(run_dir: Path, summary: Any) -> None:
-    typer.echo(f"{run_dir}: {summary.finished}/{summary.cells} cells, {summary.errors} error(s); "
+    click.echo(f"{run_dir}: {summary.finished}/{summary.cells} cells, {summary.errors} error(s); "
                f"{summary.calls} model calls ({summary.sent} sent, {summary.calls - summary.sent} from the store); "
                f"{summary.wall_s:.0f} s")
     if not summary.leakage_clean:
         raise SotacheckError(f"LEAKAGE: {summary.leaks} request(s) in {run_dir} contain hidden-test asserts; "
                              f"see run.json (leakage_check)")
-    typer.echo(f"leakage check: clean; outcomes in {run_dir}/outcomes.parquet and outcomes.csv")
+    click.echo(f"leakage check: clean; outcomes in {run_dir}/outcomes.parquet and outcomes.csv")
 
 
 @app.command()
-def leakage(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -> None:
+@click.argument("run_dir", type=PATH)
+def leakage(run_dir: Path) -> None:
     """Prove from the stored requests that no hidden-test assert reached any prompt."""
     from reruns.benchmarks.loaders import load_dataset
     from reruns.leakage import check_leakage
@@ -510,18 +525,17 @@ def leakage(run_dir: Annotated[Path, typer.Argument(help="A run directory.")]) -
     finally:
         store.close()
     if report.clean:
-        typer.echo(f"{run_dir}: clean: no hidden-test assert in any of {report.requests_checked} requests")
+        click.echo(f"{run_dir}: clean: no hidden-test assert in any of {report.requests_checked} requests")
         return
     for call_id, problem, found in report.leaks[:20]:
-        typer.echo(f"  call {call_id} ({problem}) contains hidden assert: {found[:100]}", err=True)
+        click.echo(f"  call {call_id} ({problem}) contains hidden assert: {found[:100]}", err=True)
     raise SotacheckError(f"{run_dir}: {len(report.leaks)} leak(s) of hidden tests into prompts")
 
 
 @app.command()
-def serve(
-    port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 8080,
-    gguf: Annotated[Path | None, typer.Option(help="Another GGUF file (default: the embedded model).")] = None,
-) -> None:
+@click.option("--port", type=int, default=8080, help="Port on 127.0.0.1.")
+@click.option("--gguf", type=PATH, default=None, help="Another GGUF file (default: the embedded model).")
+def serve(port: int, gguf: Path | None) -> None:
     """Serve the embedded model (or a GGUF) on an OpenAI-compatible endpoint, in the foreground."""
 
     from reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
@@ -546,13 +560,13 @@ def _dataset_sizes(claim_files: list[Path], data_dir: Path | None) -> dict[str, 
 
 
 @app.command()
-def report(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories (runs/NAME).")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="The HTML file to write.")] = Path("report.html"),
-    claims_files: Annotated[list[Path] | None, typer.Option("--claims", help="Claims registry files.")] = None,
-    baseline: Annotated[str | None, typer.Option(help="Baseline arm (default: the first arm).")] = None,
-    data_dir: DataDirOption = None,
-) -> None:
+@click.argument("runs", nargs=-1, required=True, type=PATH)
+@click.option("-o", "--output", type=PATH, default=Path("report.html"), help="The HTML file to write.")
+@click.option("--claims", "claims_files", type=PATH, multiple=True, help="Claims registry files.")
+@click.option("--baseline", default=None, help="Baseline arm (default: the first arm).")
+@data_dir_option
+def report(runs: tuple[Path, ...], output: Path, claims_files: tuple[Path, ...], baseline: str | None,
+           data_dir: Path | None) -> None:
     """A self-contained HTML audit report (no network needed to open it)."""
     from audit.claims import ClaimsError
     from audit.outcomes import OutcomeError, load_run
@@ -567,18 +581,17 @@ def report(
         path = write_report(loaded, files, output, baseline, _dataset_sizes(files, data_dir))
     except (OutcomeError, ClaimsError, ValueError) as exc:
         raise SotacheckError(str(exc)) from None
-    typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    click.echo(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 
 @app.command()
-def table(
-    runs: Annotated[list[Path], typer.Argument(help="Run directories (runs/NAME).")],
-    fmt: Annotated[str, typer.Option("--format", help="latex | markdown | csv")] = "markdown",
-    kind: Annotated[str, typer.Option(help="pass-rates | comparisons")] = "pass-rates",
-    ci: Annotated[str, typer.Option(help="bracket ([low, high]) | pm (±)")] = "bracket",
-    baseline: Annotated[str | None, typer.Option(help="Baseline arm (default: the first arm).")] = None,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write to a file instead of stdout.")] = None,
-) -> None:
+@click.argument("runs", nargs=-1, required=True, type=PATH)
+@click.option("--format", "fmt", default="markdown", help="latex | markdown | csv")
+@click.option("--kind", default="pass-rates", help="pass-rates | comparisons")
+@click.option("--ci", default="bracket", help="bracket ([low, high]) | pm (±)")
+@click.option("--baseline", default=None, help="Baseline arm (default: the first arm).")
+@click.option("-o", "--output", type=PATH, default=None, help="Write to a file instead of stdout.")
+def table(runs: tuple[Path, ...], fmt: str, kind: str, ci: str, baseline: str | None, output: Path | None) -> None:
     """Paper-ready tables (LaTeX booktabs, Markdown, CSV) from the same numbers as `analyze`."""
     from audit.analysis import analyze as run_analysis
     from audit.outcomes import OutcomeError, load_run
@@ -597,7 +610,7 @@ def table(
     built = pass_rate_table(result, ci) if kind == "pass-rates" else comparison_table(result)  # type: ignore[arg-type]
     text = RENDERERS[fmt](built)
     if output is None:
-        typer.echo(text, nl=False)
+        click.echo(text, nl=False)
     else:
         write_atomically(output, text)
 
@@ -620,21 +633,15 @@ def main() -> None:
 
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
-        code = app(standalone_mode=False)  # returns the code of a typer.Exit instead of raising it
+        code = app.main(standalone_mode=False)  # returns the code of a click Exit instead of raising it
     except SotacheckError as exc:
-        typer.echo(f"sotacheck: error: {exc}", err=True)
+        click.echo(f"sotacheck: error: {exc}", err=True)
         sys.exit(2)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
+    except click.exceptions.Abort:
         sys.exit(130)
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+    except click.ClickException as exc:  # usage errors arrive here in non-standalone mode
+        exc.show()
+        sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 
 

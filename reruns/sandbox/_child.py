@@ -126,27 +126,39 @@ def _strict_truth(value: Any) -> bool:
     return bool(value)
 
 
-class _StrictComparisons(ast.NodeTransformer):
-    """Rewrites ``a == b`` / ``a != b`` and bare ``assert x`` in test code to the strict helpers."""
+_STRICT_HELPERS = {ast.Eq: "__sotacheck_eq__", ast.NotEq: "__sotacheck_ne__"}
+_WRAPPED_TRUTH = (ast.Call, ast.Name, ast.Attribute, ast.Subscript)
 
-    def visit_Compare(self, node: ast.Compare) -> ast.AST:
-        self.generic_visit(node)
-        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-            return node
-        helper = "__sotacheck_eq__" if isinstance(node.ops[0], ast.Eq) else "__sotacheck_ne__"
-        call = ast.Call(ast.Name(helper, ast.Load()), [node.left, node.comparators[0]], [])
-        return ast.copy_location(call, node)
 
-    def visit_Assert(self, node: ast.Assert) -> ast.AST:
-        self.generic_visit(node)
-        if isinstance(node.test, (ast.Call, ast.Name, ast.Attribute, ast.Subscript)):
-            node.test = ast.copy_location(
-                ast.Call(ast.Name("__sotacheck_truth__", ast.Load()), [node.test], []), node.test)
-        elif isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not):
-            node.test.operand = ast.copy_location(
-                ast.Call(ast.Name("__sotacheck_truth__", ast.Load()), [node.test.operand], []),
-                node.test.operand)
-        return node
+def _helper_call(helper: str, args: list[ast.expr], where: ast.expr) -> ast.Call:
+    """``helper(*args)`` placed where ``where`` was (so no ``fix_missing_locations`` pass is needed)."""
+    place = {"lineno": where.lineno, "col_offset": where.col_offset, "end_lineno": where.end_lineno,
+             "end_col_offset": where.end_col_offset}
+    return ast.Call(ast.Name(helper, ast.Load(), **place), args, [], **place)
+
+
+def _strict(node: Any) -> Any:
+    """Rewrites ``a == b`` / ``a != b`` and bare ``assert x`` in test code to the strict helpers, children
+    first; returns the node to put in ``node``'s place. A plain recursive walk: ``ast.NodeTransformer``
+    and ``fix_missing_locations`` made compiling the tests twice as slow."""
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for index, item in enumerate(value):
+                if isinstance(item, ast.AST):
+                    value[index] = _strict(item)
+        elif isinstance(value, ast.AST):
+            setattr(node, field, _strict(value))
+    kind = type(node)
+    if kind is ast.Compare and len(node.ops) == 1 and type(node.ops[0]) in _STRICT_HELPERS:
+        return _helper_call(_STRICT_HELPERS[type(node.ops[0])], [node.left, node.comparators[0]], node)
+    if kind is ast.Assert:
+        test = node.test
+        if isinstance(test, _WRAPPED_TRUTH):
+            node.test = _helper_call("__sotacheck_truth__", [test], test)
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test.operand = _helper_call("__sotacheck_truth__", [test.operand], test.operand)
+    return node
 
 
 def register_test_source(source: str, index: int) -> str:
@@ -157,9 +169,9 @@ def register_test_source(source: str, index: int) -> str:
 
 
 def compile_test(source: str, index: int) -> Any:
-    """Test code with strict comparisons (see ``_StrictComparisons``); raises what ``compile`` raises."""
+    """Test code with strict comparisons (see ``_strict``); raises what ``compile`` raises."""
     filename = register_test_source(source, index)
-    tree = ast.fix_missing_locations(_StrictComparisons().visit(ast.parse(source, filename)))
+    tree = _strict(ast.parse(source, filename))
     return compile(tree, filename, "exec")
 
 
@@ -190,6 +202,15 @@ def _status_of(exc: BaseException) -> str:
     return "error"
 
 
+def _flush_output() -> None:
+    """What the candidate printed is still in the streams' buffers: ``os._exit`` would drop it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # a stream the candidate closed or replaced
+            pass
+
+
 def run_job(job: dict[str, Any], result_fd: int) -> None:
     """In a freshly forked child: confine, load the candidate, run each test, report, and exit."""
     nonce = job.pop("nonce")
@@ -214,6 +235,7 @@ def run_job(job: dict[str, Any], result_fd: int) -> None:
     except BaseException as exc:
         _restore_builtins(builtins_snapshot)
         status = "memory_exceeded" if isinstance(exc, MemoryError) else "error"
+        _flush_output()
         emit({"event": "loaded", "status": status, **_describe(exc, limits)}, {"event": "done"})
         os._exit(0)
     # The candidate may have rebound builtins; the harness and the tests use the originals.
@@ -250,6 +272,7 @@ def run_job(job: dict[str, Any], result_fd: int) -> None:
         pending = [{"event": "end", "test": index, "duration_s": time.perf_counter() - started, **outcome}]
         if outcome["status"] == "memory_exceeded":
             gc.collect()
+    _flush_output()
     emit(*pending, {"event": "done"})
     os._exit(0)  # never wait for threads the candidate left running
 

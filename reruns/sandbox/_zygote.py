@@ -41,6 +41,7 @@ if "--isolate-network" in sys.argv and os.geteuid() == 0:
     NETWORK_ISOLATED = _child._LIBC.unshare(_child.CLONE_NEWNET) == 0
 
 KILL_GRACE_S = 0.2
+_DEVNULL = os.open(os.devnull, os.O_RDONLY)  # each child's stdin
 PR_SET_CHILD_SUBREAPER = 36
 IS_SUBREAPER = False  # set by ``serve``
 # Enough for a pipeline's visible tests across its attempts; small, because every cached code object
@@ -131,16 +132,15 @@ def _fork_child(job: dict[str, Any], workdir: str) -> tuple[int, int, int]:
     if pid == 0:  # the child
         try:
             os.setsid()
-            devnull = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(devnull, 0)
+            os.dup2(_DEVNULL, 0)
             os.dup2(output_w, 1)
             os.dup2(output_w, 2)
             keep = 100
             os.dup2(result_w, keep)
             os.closerange(3, keep)
             os.closerange(keep + 1, 4096)
-            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+            # sys.stdout and sys.stderr stay the supervisor's (flushed after every reply, so empty): they
+            # now write to the output pipe, and the child flushes them before it reports "done".
             job["workdir"] = workdir
             _child.run_job(job, keep)
         finally:

@@ -22,23 +22,16 @@ container or VM for that.
 
 from __future__ import annotations
 
-import atexit
-import json
 import os
 import secrets
-import selectors
 import signal
-import subprocess
-import sys
-import threading
-from pathlib import Path
 from typing import Any
 
 from reruns.sandbox._procs import kill_uid
 from reruns.sandbox.result import ExecutionResult, SandboxLimits, Status, TestResult, combined_status
 from reruns.sandbox.slots import SlotLease
+from reruns.sandbox.supervisor import supervisor
 
-ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
 SANDBOX_UID_BASE = 61000
 _REPLY_GRACE_S = 15.0
 
@@ -48,75 +41,6 @@ def sandbox_uid(slot: int | None, limits: SandboxLimits) -> int | None:
     if slot is None or not limits.drop_privileges or os.geteuid() != 0:
         return None
     return SANDBOX_UID_BASE + slot
-
-
-class _Supervisor:
-    """One zygote process for one worker slot; restarted whenever it dies or hangs."""
-
-    def __init__(self, isolate_network: bool) -> None:
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._isolate_network = isolate_network
-
-    def _ensure(self) -> subprocess.Popen[bytes]:
-        if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-I", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else [])],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, start_new_session=True)
-        return self._proc
-
-    def request(self, job: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-        """Send a job and wait for its reply; None (and a restart next time) if the zygote fails."""
-        proc = self._ensure()
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write((json.dumps(job) + "\n").encode())
-            proc.stdin.flush()
-            with selectors.DefaultSelector() as selector:
-                selector.register(proc.stdout, selectors.EVENT_READ)
-                if selector.select(timeout):
-                    line = proc.stdout.readline()
-                    if line:
-                        reply: dict[str, Any] = json.loads(line)
-                        return reply
-        except (OSError, ValueError):
-            pass
-        self.close()
-        return None
-
-    def close(self) -> None:
-        if self._proc is not None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            self._proc.wait()
-            self._proc = None
-
-
-_SUPERVISORS: dict[tuple[int, bool], _Supervisor] = {}
-_SUPERVISORS_LOCK = threading.Lock()
-
-
-def _supervisor(slot: int, isolate_network: bool) -> _Supervisor:
-    with _SUPERVISORS_LOCK:
-        key = (slot, isolate_network)
-        if key not in _SUPERVISORS:
-            _SUPERVISORS[key] = _Supervisor(isolate_network)
-        return _SUPERVISORS[key]
-
-
-def start_supervisor(slot: int, isolate_network: bool) -> None:
-    """Start a slot's supervisor now (it is otherwise started by the slot's first execution)."""
-    _supervisor(slot, isolate_network)._ensure()
-
-
-@atexit.register
-def shutdown_supervisors() -> None:
-    with _SUPERVISORS_LOCK:
-        for supervisor in _SUPERVISORS.values():
-            supervisor.close()
-        _SUPERVISORS.clear()
 
 
 def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
@@ -143,7 +67,7 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     job = {"code": code, "tests": tests, "setup": setup, "entry_point": entry_point,
            "nonce": secrets.token_hex(16), "uid": uid, "isolate_network": limits.isolate_network,
            "limits": limits.as_dict()}
-    reply = _supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
+    reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
     if reply is None or "supervisor_error" in reply:
         if uid is not None:
             kill_uid(uid)

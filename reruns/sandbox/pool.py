@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from reruns.sandbox.executor import execute, start_supervisor
+from reruns.sandbox.executor import execute
 from reruns.sandbox.result import ExecutionResult, SandboxLimits
 from reruns.sandbox.slots import SlotLease
+from reruns.sandbox.supervisor import start_supervisor, take_warm_lease
 
 T = TypeVar("T")
 
@@ -29,7 +30,8 @@ class SandboxPool:
         if self.workers < 1:
             raise ValueError(f"`workers` must be at least 1, got {self.workers}")
         self.limits = limits or SandboxLimits()
-        self._lease = SlotLease(self.workers)
+        # Slots leased (and supervisors started) by the launcher before the CLI was imported, if it did.
+        self._lease = take_warm_lease(self.workers, self.limits.isolate_network) or SlotLease(self.workers)
         self._slots: queue.Queue[int] = queue.Queue()
         for slot in self._lease.slots:
             self._slots.put(slot)

@@ -15,6 +15,7 @@ from reruns.sandbox import SandboxLimits, execute
 from reruns.sandbox._procs import live_processes_of
 from reruns.sandbox.executor import SANDBOX_UID_BASE
 from reruns.sandbox.slots import SlotLease
+from reruns.sandbox.supervisor import supervisor
 
 IS_ROOT = os.geteuid() == 0
 LIMITS = SandboxLimits(test_timeout_s=1.5, problem_timeout_s=10, memory_mb=512, max_output_bytes=100_000,
@@ -317,7 +318,6 @@ def _zombie_children_of(pid: int) -> list[int]:
 def test_a_double_forked_daemon_is_killed_and_reaped() -> None:
     """The daemon's parent exits at once, so it is orphaned while the candidate still runs: the
     supervisor (a child subreaper) must still find it, kill it, and reap it."""
-    from reruns.sandbox import executor
 
     code = """
         import os, time
@@ -334,9 +334,9 @@ def test_a_double_forked_daemon_is_killed_and_reaped() -> None:
     status, _ = run(code)
     assert status == "passed"
     assert live_processes_of(SANDBOX_UID_BASE + SLOT) == []
-    supervisor = executor._SUPERVISORS[(SLOT, LIMITS.isolate_network)]._proc
-    assert supervisor is not None
-    assert _zombie_children_of(supervisor.pid) == []  # reaped at once: zombies count against RLIMIT_NPROC
+    zygote = supervisor(SLOT, LIMITS.isolate_network)._proc
+    assert zygote is not None
+    assert _zombie_children_of(zygote.pid) == []  # reaped at once: zombies count against RLIMIT_NPROC
     assert_judge_still_works()
 
 

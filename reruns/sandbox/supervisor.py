@@ -1,0 +1,117 @@
+"""The sandbox supervisors: one long-lived ``_zygote.py`` process per worker slot, started on demand and
+restarted whenever it dies or hangs.
+
+Kept apart from the executor, with only light imports, so that the ``sotacheck`` launcher can lease the
+slots and start the supervisors before the command line interface is even imported (see
+:func:`warm_up`): a supervisor takes about 50 ms to start, which then overlaps the CLI's own start-up.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from reruns.sandbox.slots import SlotLease
+
+ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
+
+
+class _Supervisor:
+    """One zygote process for one worker slot; restarted whenever it dies or hangs."""
+
+    def __init__(self, isolate_network: bool) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._isolate_network = isolate_network
+
+    def ensure(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-I", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else [])],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, start_new_session=True)
+        return self._proc
+
+    def request(self, job: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        """Send a job and wait for its reply; None (and a restart next time) if the zygote fails."""
+        proc = self.ensure()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write((json.dumps(job) + "\n").encode())
+            proc.stdin.flush()
+            with selectors.DefaultSelector() as selector:
+                selector.register(proc.stdout, selectors.EVENT_READ)
+                if selector.select(timeout):
+                    line = proc.stdout.readline()
+                    if line:
+                        reply: dict[str, Any] = json.loads(line)
+                        return reply
+        except (OSError, ValueError):
+            pass
+        self.close()
+        return None
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            self._proc.wait()
+            self._proc = None
+
+
+_SUPERVISORS: dict[tuple[int, bool], _Supervisor] = {}
+_SUPERVISORS_LOCK = threading.Lock()
+_WARM_LEASES: list[tuple[SlotLease, bool]] = []
+
+
+def supervisor(slot: int, isolate_network: bool) -> _Supervisor:
+    """The supervisor of ``slot`` (not started until it is first asked, or by :func:`start_supervisor`)."""
+    with _SUPERVISORS_LOCK:
+        key = (slot, isolate_network)
+        if key not in _SUPERVISORS:
+            _SUPERVISORS[key] = _Supervisor(isolate_network)
+        return _SUPERVISORS[key]
+
+
+def start_supervisor(slot: int, isolate_network: bool) -> None:
+    """Start a slot's supervisor now (it is otherwise started by the slot's first execution)."""
+    supervisor(slot, isolate_network).ensure()
+
+
+def warm_up(workers: int, isolate_network: bool) -> None:
+    """Lease ``workers`` slots and start their supervisors now, for a pool created later in this process
+    (:func:`take_warm_lease`); a lease nobody takes is released when the process exits."""
+    lease = SlotLease(workers)
+    for slot in lease.slots:
+        start_supervisor(slot, isolate_network)
+    with _SUPERVISORS_LOCK:
+        _WARM_LEASES.append((lease, isolate_network))
+
+
+def take_warm_lease(workers: int, isolate_network: bool) -> SlotLease | None:
+    """A lease made by :func:`warm_up` for exactly this many workers, its supervisors already started."""
+    with _SUPERVISORS_LOCK:
+        for index, (lease, isolated) in enumerate(_WARM_LEASES):
+            if len(lease.slots) == workers and isolated == isolate_network:
+                return _WARM_LEASES.pop(index)[0]
+    return None
+
+
+@atexit.register
+def shutdown_supervisors() -> None:
+    with _SUPERVISORS_LOCK:
+        for running in _SUPERVISORS.values():
+            running.close()
+        _SUPERVISORS.clear()
+        for lease, _ in _WARM_LEASES:
+            lease.release()
+        _WARM_LEASES.clear()
