@@ -132,7 +132,7 @@ _WRAPPED_TRUTH = (ast.Call, ast.Name, ast.Attribute, ast.Subscript)
 
 def _helper_call(helper: str, args: list[ast.expr], where: ast.expr) -> ast.Call:
     """``helper(*args)`` placed where ``where`` was (so no ``fix_missing_locations`` pass is needed)."""
-    place = {"lineno": where.lineno, "col_offset": where.col_offset, "end_lineno": where.end_lineno,
+    place: dict[str, Any] = {"lineno": where.lineno, "col_offset": where.col_offset, "end_lineno": where.end_lineno,
              "end_col_offset": where.end_col_offset}
     return ast.Call(ast.Name(helper, ast.Load(), **place), args, [], **place)
 
@@ -231,7 +231,7 @@ def run_job(job: dict[str, Any], result_fd: int) -> None:
     code = job["code"]
     linecache.cache[CANDIDATE_FILE] = (len(code), None, code.splitlines(True), CANDIDATE_FILE)
     try:  # the supervisor counts time from the fork as loading time until the first test starts
-        exec(compile(code, CANDIDATE_FILE, "exec"), candidate_ns)
+        exec(job.get("compiled_code") or compile(code, CANDIDATE_FILE, "exec"), candidate_ns)
     except BaseException as exc:
         _restore_builtins(builtins_snapshot)
         status = "memory_exceeded" if isinstance(exc, MemoryError) else "error"

@@ -22,6 +22,7 @@ container or VM for that.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import signal
@@ -41,6 +42,12 @@ def sandbox_uid(slot: int | None, limits: SandboxLimits) -> int | None:
     if slot is None or not limits.drop_privileges or os.geteuid() != 0:
         return None
     return SANDBOX_UID_BASE + slot
+
+
+@functools.lru_cache(maxsize=64)
+def _limits_dict(limits: SandboxLimits) -> dict[str, Any]:
+    """The limits as sent to the supervisor (``dataclasses.asdict`` is slow enough to matter per call)."""
+    return limits.as_dict()
 
 
 def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
@@ -66,7 +73,7 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     uid = sandbox_uid(slot, limits)
     job = {"code": code, "tests": tests, "setup": setup, "entry_point": entry_point,
            "nonce": secrets.token_hex(16), "uid": uid, "isolate_network": limits.isolate_network,
-           "limits": limits.as_dict()}
+           "limits": _limits_dict(limits)}
     reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
     if reply is None or "supervisor_error" in reply:
         if uid is not None:

@@ -24,6 +24,13 @@ from reruns.sandbox.slots import SlotLease
 ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
 
 
+def _site_packages() -> list[str]:
+    """This interpreter's site-packages directories: candidate code may import what is installed there."""
+    import site
+
+    return [directory for directory in site.getsitepackages() if os.path.isdir(directory)]
+
+
 class _Supervisor:
     """One zygote process for one worker slot; restarted whenever it dies or hangs."""
 
@@ -34,7 +41,8 @@ class _Supervisor:
     def ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else [])],
+                [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else []),
+                 *(arg for directory in _site_packages() for arg in ("--path", directory))],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, start_new_session=True)
         return self._proc
