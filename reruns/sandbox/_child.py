@@ -16,7 +16,6 @@ import json
 import linecache
 import os
 import resource
-import signal
 import sys
 import time
 import traceback
@@ -85,7 +84,7 @@ def _confine(job: dict[str, Any]) -> None:
         _drop_privileges(uid)
     processes = int(limits["max_processes"])
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write then raises OSError instead
+    # SIGXFSZ is ignored already (set by the supervisor, inherited): an oversized write raises OSError.
 
 
 _PLAIN_MODULES = ("collections", "fractions", "decimal", "datetime")
@@ -248,7 +247,7 @@ def run_job(job: dict[str, Any], result_fd: int) -> None:
             test_ns[name] = value
     test_ns.update(__sotacheck_eq__=_strict_eq, __sotacheck_ne__=_strict_ne,
                    __sotacheck_truth__=_strict_truth)
-    # Compiled by the supervisor before the fork where it could (see ``_zygote.compiled_tests``):
+    # Compiled by the supervisor before the fork where it could (see ``_testcache``):
     # the AST rewrite costs about a millisecond in a fresh child, a third of that in the warm supervisor.
     precompiled = job.get("compiled_tests") or []
     for index, source in enumerate(job["tests"]):

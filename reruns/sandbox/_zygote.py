@@ -11,7 +11,6 @@ library only.
 
 from __future__ import annotations
 
-import functools
 import gc
 import json
 import os
@@ -30,6 +29,7 @@ sys.path.extend(value for flag, value in zip(sys.argv, sys.argv[1:], strict=Fals
 
 import _child
 from _procs import kill_uid
+from _testcache import TestCache
 
 # Modules that model-written solutions and benchmark tests import most; loading them once here means a
 # forked child finds them already in ``sys.modules`` instead of paying for the import every time.
@@ -48,25 +48,9 @@ KILL_GRACE_S = 0.2
 _DEVNULL = os.open(os.devnull, os.O_RDONLY)  # each child's stdin
 PR_SET_CHILD_SUBREAPER = 36
 IS_SUBREAPER = False  # set by ``serve``
-# Enough for a pipeline's visible tests across its attempts; small, because every cached code object
-# is memory that each fork must map again.
-TEST_CACHE_SIZE = 256
 # Larger candidates are compiled in the child, under its memory limit.
 MAX_PRECOMPILED_CHARS = 200_000
-
-
-@functools.lru_cache(maxsize=TEST_CACHE_SIZE)
-def _compiled_test(source: str, index: int) -> Any:
-    try:
-        return _child.compile_test(source, index)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # the child compiles it again and reports the error as that test's outcome
-
-
-def compiled_tests(tests: list[str]) -> list[Any]:
-    """Each test compiled here, before the fork, and cached: the pipelines run the same visible tests
-    on many candidates. A test that does not compile is None (the child reports why)."""
-    return [_compiled_test(source, index) for index, source in enumerate(tests)]
+TESTS = TestCache(None)  # replaced by ``serve`` (with the disk cache it was given)
 
 
 def compiled_candidate(code: str) -> Any:
@@ -175,7 +159,8 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     nonce = job["nonce"]
     if NETWORK_ISOLATED:
         job["isolate_network"] = False  # inherited from the supervisor already
-    job["compiled_tests"] = compiled_tests(job["tests"])
+    # Compiled here, before the fork (in a fresh child the compiler's allocations are page faults).
+    job["compiled_tests"] = TESTS.compiled(tuple(job["tests"]), uid is not None)
     job["compiled_code"] = compiled_candidate(job["code"])
     workdir = tempfile.mkdtemp(prefix="sotacheck-sandbox-")
     if uid is not None:
@@ -253,13 +238,21 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _option(flag: str) -> str | None:
+    return next((value for name, value in zip(sys.argv, sys.argv[1:], strict=False) if name == flag), None)
+
+
 def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge decides when we stop
+    # Inherited by every child, where setting it costs a tenth of a millisecond: with SIGXFSZ ignored,
+    # a write past the file-size limit raises OSError instead of killing the child.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     # Everything imported so far is shared with every child: keep the collector from touching (and so
     # copying) those pages in each child.
     gc.freeze()
-    global IS_SUBREAPER
+    global IS_SUBREAPER, TESTS
     IS_SUBREAPER = _child._PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    TESTS = TestCache(_option("--test-cache"))
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -24,6 +24,16 @@ from reruns.sandbox.slots import SlotLease
 ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
 
 
+def test_cache_dir() -> str | None:
+    """Where supervisors running as root keep compiled tests across runs (see ``_testcache.py``):
+    ``$SOTACHECK_TEST_CACHE`` (empty: no disk cache), else ``$XDG_CACHE_HOME`` or ``~/.cache``, under
+    ``sotacheck/compiled-tests``."""
+    if "SOTACHECK_TEST_CACHE" in os.environ:
+        return os.environ["SOTACHECK_TEST_CACHE"] or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "sotacheck", "compiled-tests")
+
+
 def _site_packages() -> list[str]:
     """This interpreter's site-packages directories: candidate code may import what is installed there."""
     import site
@@ -42,7 +52,8 @@ class _Supervisor:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else []),
-                 *(arg for directory in _site_packages() for arg in ("--path", directory))],
+                 *(arg for directory in _site_packages() for arg in ("--path", directory)),
+                 *(["--test-cache", cache] if (cache := test_cache_dir()) else [])],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, start_new_session=True)
         return self._proc

@@ -1,0 +1,104 @@
+"""Compiled test code for the supervisor: in memory, and on disk across runs (standard library only).
+
+Rewriting a problem's tests to strict comparisons and compiling them costs the supervisor about half a
+millisecond per problem, and the same tests come back again and again: a pipeline's visible tests for
+every attempt, a benchmark's hidden tests for every samples file judged on this machine. Like Python's
+own bytecode cache, the compiled tests are therefore kept on disk, one file per list of tests, named by
+a hash of the tests, the interpreter's version and the source of the rewriter (so a change to either
+never reads a stale entry); an entry that cannot be read is compiled again.
+
+The disk cache is used only by a supervisor running as root, in a directory only root can write, and
+only for jobs whose candidate runs as a sandbox uid: a candidate cannot plant a compiled test that a
+later run would trust. Clearing it is always safe (``rm -r`` the directory).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import marshal
+import os
+import sys
+import tempfile
+import types
+from typing import Any
+
+import _child
+
+MEMORY_ENTRIES = 256  # lists of tests; small, because every cached code object is memory each fork maps
+
+
+def _salt() -> bytes:
+    with open(_child.__file__, "rb") as fh:
+        rewriter = fh.read()
+    return hashlib.sha256(sys.version.encode() + importlib.util.MAGIC_NUMBER + rewriter).digest()
+
+
+def _compile_each(tests: tuple[str, ...]) -> list[Any]:
+    compiled = []
+    for index, source in enumerate(tests):
+        try:
+            compiled.append(_child.compile_test(source, index))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            compiled.append(None)  # the child compiles it again and reports the error as that test's outcome
+    return compiled
+
+
+class TestCache:
+    """``compiled(tests, use_disk)``: each test compiled (None where it does not compile, for the child to
+    report); ``use_disk`` False keeps a job's tests out of the disk cache (and the disk cache out of it)."""
+
+    def __init__(self, directory: str | None) -> None:
+        self.directory = self._usable(directory)
+        self._salt = _salt() if self.directory else b""
+        self.compiled = functools.lru_cache(maxsize=MEMORY_ENTRIES)(self._load_or_compile)
+
+    @staticmethod
+    def _usable(directory: str | None) -> str | None:
+        """The directory, made if missing, when it belongs to us and no one else can write it."""
+        if not directory or os.geteuid() != 0:
+            return None
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            status = os.stat(directory)
+        except OSError:
+            return None
+        return directory if status.st_uid == os.geteuid() and not status.st_mode & 0o022 else None
+
+    def _load_or_compile(self, tests: tuple[str, ...], use_disk: bool) -> list[Any]:
+        if not (self.directory and use_disk):
+            return _compile_each(tests)
+        digest = hashlib.sha256(self._salt)
+        for source in tests:
+            encoded = source.encode("utf-8", "surrogatepass")
+            digest.update(len(encoded).to_bytes(8, "little") + encoded)
+        path = os.path.join(self.directory, digest.hexdigest() + ".marshal")
+        try:
+            with open(path, "rb") as fh:
+                loaded = marshal.loads(fh.read())
+            if (isinstance(loaded, list) and len(loaded) == len(tests)
+                    and all(code is None or type(code) is types.CodeType for code in loaded)):
+                return loaded
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+        compiled = _compile_each(tests)
+        self._store(path, compiled)
+        return compiled
+
+    def _store(self, path: str, compiled: list[Any]) -> None:
+        """Written to a temporary file and renamed, so a reader never sees half an entry."""
+        assert self.directory is not None
+        try:
+            fd, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(marshal.dumps(compiled))
+            os.replace(temporary, path)
+        except (OSError, ValueError):
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
