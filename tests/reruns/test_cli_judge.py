@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+from reruns.launch import judge_workers
+
+# The console script a user types: its launcher starts the sandbox before the CLI is imported and ends a
+# judge run without the interpreter's teardown, so output and files must be complete all the same.
+SOTACHECK = [str(Path(sys.executable).parent / "sotacheck")]
 
 
 def run(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
@@ -68,3 +73,43 @@ def test_datasets_lists_counts_and_hashes(data_dir) -> None:
     assert " 164 problems" in lines["humaneval"] and "sha256:" in lines["humaneval"]
     assert " 397 problems" in lines["mbpp-mapcoder"]
     assert "unavailable" in lines["mbpp-et"]
+
+
+def test_canonical_run_prints_every_verdict(data_dir) -> None:
+    """164 results in a JSON larger than the output buffer: the end of it is flushed before the exit."""
+    done = run("judge", "--dataset", "humaneval", "--canonical", "--json", data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["n"], report["passed"], len(report["results"])) == (164, 164, 164)
+    assert len(done.stdout) > 8192
+
+
+def test_run_out_writes_a_run_analyze_reads(tmp_path, data_dir) -> None:
+    samples = tmp_path / "s.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": f"HumanEval/{i}", "completion": "    return None\n"}) + "\n"
+                               for i in range(3)))
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--run-out", str(tmp_path / "run"),
+               "--workers", "1", data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    analyzed = subprocess.run([*SOTACHECK, "analyze", str(tmp_path / "run"), "--json"], capture_output=True, text=True,
+                              timeout=300)
+    assert analyzed.returncode == 0, analyzed.stderr
+    (arm,) = json.loads(analyzed.stdout)["arms"]
+    assert (arm["arm"], arm["n"], arm["pass_rate"]) == ("s", 3, 0.0)
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["judge", "--dataset", "humaneval", "--canonical"], os.cpu_count() or 1),
+    (["judge", "--workers", "3", "--dataset", "humaneval"], 3),
+    (["judge", "--workers=5", "--canonical"], 5),
+    (["judge", "--workers", "0"], None),
+    (["judge", "--workers", "many"], None),
+    (["judge", "--workers"], None),
+    (["judge", "--executor", "ray", "--dataset", "humaneval"], None),
+    (["judge", "--executor=local"], os.cpu_count() or 1),
+    (["judge", "--help"], None),
+    (["rerun", "--workers", "2"], None),
+    ([], None),
+])
+def test_launcher_reads_only_the_judge_worker_count(argv, expected) -> None:
+    assert judge_workers(argv) == expected
