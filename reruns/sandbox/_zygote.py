@@ -17,6 +17,7 @@ import os
 import selectors
 import shutil
 import signal
+import site  # with -S, importing site changes nothing by itself
 import sys
 import tempfile
 import time
@@ -249,6 +250,10 @@ def serve() -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     # Everything imported so far is shared with every child: keep the collector from touching (and so
     # copying) those pages in each child.
+    site.setquit()  # exit, quit, copyright, credits, license, help: the builtins site.main() would add
+    site.setcopyright()
+    site.sethelper()
+    _child.freeze_builtins()
     gc.freeze()
     global IS_SUBREAPER, TESTS
     IS_SUBREAPER = _child._PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
