@@ -179,8 +179,8 @@ _WRAPPED_TRUTH = (ast.Call, ast.Name, ast.Attribute, ast.Subscript)
 
 def _helper_call(helper: str, args: list[ast.expr], where: ast.expr) -> ast.Call:
     """``helper(*args)`` placed where ``where`` was (so no ``fix_missing_locations`` pass is needed)."""
-    place: dict[str, Any] = {"lineno": where.lineno, "col_offset": where.col_offset, "end_lineno": where.end_lineno,
-             "end_col_offset": where.end_col_offset}
+    place: dict[str, Any] = {"lineno": where.lineno, "col_offset": where.col_offset,
+                             "end_lineno": where.end_lineno, "end_col_offset": where.end_col_offset}
     return ast.Call(ast.Name(helper, ast.Load(), **place), args, [], **place)
 
 
@@ -271,6 +271,8 @@ def run_job(job: dict[str, Any], result_fd: int) -> None:
 
     os.chdir(job["workdir"])
     _confine(job)
+    if not _PRISTINE_BUILTINS:  # run without the supervisor's ``freeze_builtins``
+        freeze_builtins()
     builtins_guard = _BuiltinsGuard()
     sys.setrecursionlimit(int(limits["recursion_limit"]))
 

@@ -1,10 +1,11 @@
 """Run untrusted candidate code against tests in a confined child process.
 
 What it does: each execution runs in a child forked from a long-lived supervisor process (an isolated
-``python -I`` interpreter, one per worker slot, see ``_zygote.py``), with a fresh temporary working
-directory (removed afterwards), its own session (so the whole process group can be killed), rlimits on
-CPU time, address space, processes and file size, a cap on captured output, per-test and per-problem
-wall timeouts enforced by the supervisor — terminate, then kill — and stdin from /dev/null. If the
+``python -I -S`` interpreter that sees the site-packages directories, one per worker slot, see
+``_zygote.py`` and ``supervisor.py``), with a fresh temporary working directory (removed afterwards),
+its own session (so the whole process group can be killed), rlimits on CPU time, address space,
+processes and file size, a cap on captured output, per-test and per-problem wall timeouts enforced by
+the supervisor — terminate, then kill — and stdin from /dev/null. If the
 supervisor itself dies or stops answering, it is killed and restarted and the execution is an error.
 When run as root it also gives the child an empty network namespace and drops it to a dedicated
 unprivileged uid per worker slot, so it cannot signal the parent, delete the parent's files, or

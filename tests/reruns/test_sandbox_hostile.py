@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import textwrap
 import threading
 import time
@@ -134,6 +135,15 @@ HOSTILE = {
             builtins.abs = lambda value: 0
             return -1
         """, {"failed"}),
+    "rebinding builtins.type so rigged equality looks plain": ("""
+        import builtins
+        class Yes:
+            def __eq__(self, other):
+                return True
+        builtins.type = lambda *args: int
+        def square(x):
+            return Yes()
+        """, {"failed"}),
     "SIGTERM-ignoring handler": ("""
         import signal
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -196,6 +206,22 @@ def test_hostile_program_is_contained(name: str) -> None:
     assert status != "passed"
     assert elapsed < LIMITS.problem_timeout_s + 5
     assert_judge_still_works()
+
+
+@pytest.mark.skipif(sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13),
+                    reason="the dict version tag is read on CPython 3.11 to 3.13 only")
+def test_builtins_changes_are_seen_from_the_dict_version_tag() -> None:
+    """The child restores the builtins only when their version tag moved; here the tag must be read
+    (else it restores every time: correct, but a fifth of a millisecond slower per execution)."""
+    from reruns.sandbox import _child
+
+    assert _child._DICT_VERSION is not None
+    probe = {"a": len}
+    before = _child._DICT_VERSION(probe)
+    probe["a"] = len  # the same object again: the dict did not change
+    assert _child._DICT_VERSION(probe) == before
+    probe["a"] = abs
+    assert _child._DICT_VERSION(probe) != before
 
 
 def test_builtins_replacement_does_not_help_a_wrong_answer() -> None:
