@@ -20,7 +20,6 @@ import importlib.util
 import marshal
 import os
 import sys
-import tempfile
 import types
 from typing import Any
 
@@ -86,11 +85,14 @@ class TestCache:
         self._store(path, compiled)
         return compiled
 
-    def _store(self, path: str, compiled: list[Any]) -> None:
-        """Written to a temporary file and renamed, so a reader never sees half an entry."""
-        assert self.directory is not None
+    @staticmethod
+    def _store(path: str, compiled: list[Any]) -> None:
+        """Written to a temporary file and renamed, so a reader never sees half an entry. The temporary
+        name needs no randomness: only this (single-threaded) process writes under its pid, in a
+        directory no one else can write."""
+        temporary = f"{path}.{os.getpid()}.tmp"
         try:
-            fd, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         except OSError:
             return
         try:

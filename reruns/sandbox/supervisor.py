@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
-import selectors
+import select
 import signal
 import subprocess
 import sys
@@ -46,6 +46,7 @@ class _Supervisor:
 
     def __init__(self, isolate_network: bool) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
+        self._replies = select.poll()  # the running zygote's stdout, registered by ``ensure``
         self._isolate_network = isolate_network
 
     def ensure(self) -> subprocess.Popen[bytes]:
@@ -56,6 +57,9 @@ class _Supervisor:
                  *(["--test-cache", cache] if (cache := test_cache_dir()) else [])],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, start_new_session=True)
+            assert self._proc.stdout is not None
+            self._replies = select.poll()
+            self._replies.register(self._proc.stdout, select.POLLIN)
         return self._proc
 
     def request(self, job: dict[str, Any], timeout: float) -> dict[str, Any] | None:
@@ -65,13 +69,11 @@ class _Supervisor:
         try:
             proc.stdin.write((json.dumps(job) + "\n").encode())
             proc.stdin.flush()
-            with selectors.DefaultSelector() as selector:
-                selector.register(proc.stdout, selectors.EVENT_READ)
-                if selector.select(timeout):
-                    line = proc.stdout.readline()
-                    if line:
-                        reply: dict[str, Any] = json.loads(line)
-                        return reply
+            if self._replies.poll(timeout * 1000):
+                line = proc.stdout.readline()
+                if line:
+                    reply: dict[str, Any] = json.loads(line)
+                    return reply
         except (OSError, ValueError):
             pass
         self.close()

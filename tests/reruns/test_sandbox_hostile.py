@@ -4,6 +4,7 @@ working for the next call."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
 import textwrap
@@ -380,3 +381,33 @@ def test_tests_compiled_once_judge_each_candidate_afresh() -> None:
     failing = execute(GOOD, ["assert square(5) == 26"], entry_point="square", limits=LIMITS, slot=SLOT)
     assert failing.status == "failed"
     assert "assert square(5) == 26" in (failing.feedback or "")
+
+
+def test_a_supervisor_killed_mid_execution_is_an_error_and_is_replaced() -> None:
+    assert_judge_still_works()
+    zygote = supervisor(SLOT, LIMITS.isolate_network)._proc
+    assert zygote is not None
+    threading.Timer(0.5, os.kill, (zygote.pid, signal.SIGKILL)).start()
+    status, elapsed = run("import time\ndef square(x):\n    time.sleep(3)\n    return x * x\n")
+    assert status == "error" and elapsed < 2.5
+    assert_judge_still_works()
+    replacement = supervisor(SLOT, LIMITS.isolate_network)._proc
+    assert replacement is not None and replacement.pid != zygote.pid
+    if IS_ROOT:
+        assert live_processes_of(SANDBOX_UID_BASE + SLOT) == []  # its orphaned candidate was killed too
+
+
+def test_a_supervisor_that_stops_answering_is_an_error_and_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reruns.sandbox import executor
+
+    monkeypatch.setattr(executor, "_REPLY_GRACE_S", 0.5)  # the reply is due problem_timeout_s + this
+    limits = SandboxLimits(test_timeout_s=1, problem_timeout_s=1)
+    assert execute(GOOD, TESTS, entry_point="square", limits=limits, slot=SLOT).status == "passed"
+    zygote = supervisor(SLOT, limits.isolate_network)._proc
+    assert zygote is not None
+    threading.Timer(0.2, os.kill, (zygote.pid, signal.SIGSTOP)).start()
+    result = execute("import time\ndef square(x):\n    time.sleep(0.5)\n    return x * x\n", TESTS,
+                     entry_point="square", limits=limits, slot=SLOT)
+    assert (result.status, result.exception_type) == ("error", "SandboxFailure")
+    assert zygote.poll() is not None  # killed (a stopped process still dies of SIGKILL)
+    assert execute(GOOD, TESTS, entry_point="square", limits=limits, slot=SLOT).status == "passed"
