@@ -8,9 +8,9 @@ import math
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -29,6 +29,7 @@ def app() -> None:
 
 
 PATH = click.Path(path_type=Path)
+F = TypeVar("F", bound=Callable[..., Any])
 data_dir_option = click.option("--data-dir", type=PATH, default=None,
                                help="Local benchmark files (else $SOTACHECK_DATA, ../shared/data).")
 
@@ -339,6 +340,24 @@ def claims(files: tuple[Path, ...], runs: tuple[Path, ...], as_json: bool, data_
             click.echo(f"  note: {note}")
 
 
+_MODEL_OPTIONS = (
+    click.option("--model", default="local", help="'local', 'gguf:PATH', or an OpenAI-compatible base URL."),
+    click.option("--model-name", default=None, help="Model name at an OpenAI-compatible URL."),
+    click.option("--repeats", type=int, default=1, help="Repeats per problem."),
+    click.option("--limit", type=int, default=None, help="Only the first N problems."),
+    click.option("--seed", type=int, default=0, help="Base seed of the seed schedule."),
+    click.option("--temperature", type=float, default=0.0, help="Sampling temperature."),
+    click.option("--concurrency", type=int, default=4, help="Model calls in flight at once."),
+)
+
+
+def model_options(function: F) -> F:
+    """The model and sampling options ``rerun`` and ``sweep`` share, in this order."""
+    for option in reversed(_MODEL_OPTIONS):
+        function = option(function)
+    return function
+
+
 def _parse_param(text: str) -> tuple[str, Any]:
     import yaml
 
@@ -353,14 +372,8 @@ def _parse_param(text: str) -> tuple[str, Any]:
 @click.option("--dataset", default=None, help="Benchmark name.")
 @click.option("--pipelines", default=None, help="Comma-separated pipelines, e.g. direct,cot.")
 @click.option("--param", multiple=True, help="PIPELINE.NAME=VALUE, repeatable.")
-@click.option("--model", default="local", help="'local', 'gguf:PATH', or an OpenAI-compatible base URL.")
-@click.option("--model-name", default=None, help="Model name at an OpenAI-compatible URL.")
-@click.option("--repeats", type=int, default=1, help="Repeats per problem.")
-@click.option("--limit", type=int, default=None, help="Only the first N problems.")
-@click.option("--seed", type=int, default=0, help="Base seed of the seed schedule.")
-@click.option("--temperature", type=float, default=0.0, help="Sampling temperature.")
+@model_options
 @click.option("--max-tokens", type=int, default=768, help="Max tokens per reply.")
-@click.option("--concurrency", type=int, default=4, help="Model calls in flight at once.")
 @click.option("--request-timeout", type=float, default=300.0, help="Seconds before a model request times out.")
 @click.option("--max-tries", type=int, default=6, help="Tries per model call (429/5xx/timeouts are retried).")
 @click.option("--spec", type=PATH, default=None, help="A YAML run spec instead of the options above.")
@@ -436,13 +449,7 @@ def parse_grid(items: Sequence[str]) -> list[dict[str, Any]]:
 @click.option("--out", type=PATH, required=True, help="Run directory to create.")
 @click.option("--dataset", default="humaneval", help="Benchmark name.")
 @click.option("--param", "fixed", multiple=True, help="NAME=VALUE held fixed, e.g. base=cot.")
-@click.option("--model", default="local", help="'local', 'gguf:PATH' or an OpenAI-compatible URL.")
-@click.option("--model-name", default=None, help="Model name at an OpenAI-compatible URL.")
-@click.option("--repeats", type=int, default=1, help="Repeats per problem.")
-@click.option("--limit", type=int, default=None, help="Only the first N problems.")
-@click.option("--seed", type=int, default=0, help="Base seed.")
-@click.option("--temperature", type=float, default=0.0, help="Sampling temperature.")
-@click.option("--concurrency", type=int, default=4, help="Model calls in flight.")
+@model_options
 @click.option("--yes", is_flag=True, help="Allow a grid of more than 500 settings.")
 @data_dir_option
 @executor_option
