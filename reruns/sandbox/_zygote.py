@@ -248,12 +248,12 @@ def serve() -> None:
     # Inherited by every child, where setting it costs a tenth of a millisecond: with SIGXFSZ ignored,
     # a write past the file-size limit raises OSError instead of killing the child.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    # Everything imported so far is shared with every child: keep the collector from touching (and so
-    # copying) those pages in each child.
     site.setquit()  # exit, quit, copyright, credits, license, help: the builtins site.main() would add
     site.setcopyright()
     site.sethelper()
     _child.freeze_builtins()
+    # Everything imported so far is shared with every child: keep the collector from touching (and so
+    # copying) those pages in each child.
     gc.freeze()
     global IS_SUBREAPER, TESTS
     IS_SUBREAPER = _child._PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0

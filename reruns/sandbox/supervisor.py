@@ -3,7 +3,7 @@ restarted whenever it dies or hangs.
 
 Kept apart from the executor, with only light imports, so that the ``sotacheck`` launcher can lease the
 slots and start the supervisors before the command line interface is even imported (see
-:func:`warm_up`): a supervisor takes about 50 ms to start, which then overlaps the CLI's own start-up.
+:func:`warm_up`): a supervisor takes about 40 ms to start, which then overlaps the CLI's own start-up.
 """
 
 from __future__ import annotations
