@@ -195,12 +195,37 @@ def compare_arms(table: pd.DataFrame, a: str, b: str, dataset: str, confidence_l
                       float(pvalue), midp, cmh_p, float("nan"), mdd, tuple(notes))
 
 
+def default_baseline(runs: list[Run], arms: list[str]) -> str:
+    """The arm to compare against when none is named: the first run's first pipeline as the run listed
+    them (a rerun's ``spec``; a method comparison usually lists Direct first), else the first arm.
+
+    Parameters
+    ----------
+    runs : the runs, in the order given; only the first one's ``spec`` is read.
+    arms : every arm of the combined table, in table order (sorted by name within a run).
+
+    Returns
+    -------
+    str
+        An arm of ``arms``. Arm labels of reruns are the pipeline's name, with its parameters in brackets.
+    """
+    pipelines = runs[0].meta.get("spec", {}).get("pipelines") if runs and isinstance(runs[0].meta, dict) else None
+    if isinstance(pipelines, list) and pipelines and isinstance(pipelines[0], dict):
+        first = pipelines[0].get("name")
+        own = set(runs[0].outcomes["arm"])
+        for arm in arms:
+            if arm in own and arm.split("[", 1)[0] == first:
+                return arm
+    return arms[0]
+
+
 def analyze(runs: list[Run], baseline: str | None = None, confidence_level: float = 0.95,
             n_resamples: int = 10_000, seed: int = 0) -> AnalysisResult:
-    """Pass rates per arm and dataset, and each arm against ``baseline`` (default: the first arm)."""
+    """Pass rates per arm and dataset, and each arm against ``baseline`` (default: see
+    ``default_baseline``)."""
     table = combine_runs(runs)
     arms_in_order = list(dict.fromkeys(table["arm"]))
-    baseline = baseline or arms_in_order[0]
+    baseline = baseline or default_baseline(runs, arms_in_order)
     if baseline not in arms_in_order:
         raise OutcomeError(f"baseline arm {baseline!r} is not in the runs; arms: {', '.join(arms_in_order)}")
     summaries = []

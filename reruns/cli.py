@@ -50,6 +50,8 @@ def datasets(data_dir: Path | None, hub_id: str | None) -> None:
         click.echo(f"{name:15s} {len(dataset):5d} problems  sha256:{dataset.content_hash}")
 
 
+baseline_option = click.option("--baseline", default=None,
+                               help="Baseline arm (default: the first pipeline the first run lists, else the first arm).")
 executor_option = click.option("--executor", default="local",
                                help="'local' (this machine) or 'ray' (cells as Ray tasks; pip install 'sotacheck[ray]').")
 ray_address_option = click.option("--ray-address", default=None,
@@ -225,7 +227,7 @@ def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | No
 
 @app.command()
 @click.argument("runs", nargs=-1, required=True, type=PATH)
-@click.option("--baseline", default=None, help="Baseline arm (default: the first arm).")
+@baseline_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--confidence", type=float, default=0.95, help="Confidence level of the intervals.")
 @click.option("--resamples", type=int, default=10_000, help="Bootstrap / permutation resamples.")
@@ -570,7 +572,7 @@ def _dataset_sizes(claim_files: list[Path], data_dir: Path | None) -> dict[str, 
 @click.argument("runs", nargs=-1, required=True, type=PATH)
 @click.option("-o", "--output", type=PATH, default=Path("report.html"), help="The HTML file to write.")
 @click.option("--claims", "claims_files", type=PATH, multiple=True, help="Claims registry files.")
-@click.option("--baseline", default=None, help="Baseline arm (default: the first arm).")
+@baseline_option
 @data_dir_option
 def report(runs: tuple[Path, ...], output: Path, claims_files: tuple[Path, ...], baseline: str | None,
            data_dir: Path | None) -> None:
@@ -596,7 +598,7 @@ def report(runs: tuple[Path, ...], output: Path, claims_files: tuple[Path, ...],
 @click.option("--format", "fmt", default="markdown", help="latex | markdown | csv")
 @click.option("--kind", default="pass-rates", help="pass-rates | comparisons")
 @click.option("--ci", default="bracket", help="bracket ([low, high]) | pm (±)")
-@click.option("--baseline", default=None, help="Baseline arm (default: the first arm).")
+@baseline_option
 @click.option("-o", "--output", type=PATH, default=None, help="Write to a file instead of stdout.")
 def table(runs: tuple[Path, ...], fmt: str, kind: str, ci: str, baseline: str | None, output: Path | None) -> None:
     """Paper-ready tables (LaTeX booktabs, Markdown, CSV) from the same numbers as `analyze`."""

@@ -202,3 +202,20 @@ def test_cli_analyze_says_why_no_difference_is_detectable() -> None:
     assert done.returncode == 0, done.stderr
     assert "inf" not in done.stdout
     assert done.stdout.count("no difference detectable at 80 % power: 0 discordant of 20 shared problems") == 8
+
+
+def test_default_baseline_is_the_first_pipeline_the_run_listed(mapcoder_run) -> None:
+    """Outcomes are stored sorted by arm, so "the first arm" would be codesim in the methods run; the
+    default is the pipeline its spec lists first (direct). Without a spec (an imported run) it is the first
+    arm; with several runs, the first run's spec decides."""
+    runs_dir = Path(__file__).resolve().parents[2] / "data" / "runs"
+    methods = load_run(runs_dir / "methods-qwen05b")
+    assert methods.meta["spec"]["pipelines"][0]["name"] == "direct"
+    assert sorted(set(methods.outcomes["arm"]))[0] == "codesim[d=5,p=5]"
+    assert analyze([methods], n_resamples=200).baseline == "direct"
+    assert analyze([load_run(runs_dir / "sweep-gate-hold-qwen05b")], n_resamples=200).baseline == (
+        "gate[base=direct,hold_budget=0]")
+    assert analyze([mapcoder_run], n_resamples=200).baseline == "Analogical"
+    assert analyze([mapcoder_run, methods], n_resamples=200).baseline == "Analogical"
+    assert analyze([methods, mapcoder_run], n_resamples=200).baseline == "direct"
+    assert analyze([methods], baseline="cot", n_resamples=200).baseline == "cot"
