@@ -209,8 +209,8 @@ def default_baseline(runs: list[Run], arms: list[str]) -> str:
     str
         An arm of ``arms``. Arm labels of reruns are the pipeline's name, with its parameters in brackets.
     """
-    pipelines = runs[0].meta.get("spec", {}).get("pipelines") if runs and isinstance(runs[0].meta, dict) else None
-    if isinstance(pipelines, list) and pipelines and isinstance(pipelines[0], dict):
+    pipelines = runs[0].meta.get("spec", {}).get("pipelines")
+    if pipelines and isinstance(pipelines[0], dict):
         first = pipelines[0].get("name")
         own = set(runs[0].outcomes["arm"])
         for arm in arms:

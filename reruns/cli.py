@@ -81,8 +81,9 @@ def _reuse_dirs(reuse: Sequence[Path]) -> list[Path] | None:
 @click.option("--samples", type=PATH, default=None, help="JSONL of {task_id, completion|solution}.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--out", type=PATH, default=None, help="Also write the JSON result to this file.")
-@click.option("--workers", type=int, default=None, show_default=False, help="Sandbox workers (default: CPU count).")
-@click.option("--test-timeout", type=float, default=5.0, help="Wall seconds per test.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, show_default=False,
+              help="Sandbox workers (default: CPU count).")
+@click.option("--test-timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, help="Wall seconds per test.")
 @click.option("--run-out", type=PATH, default=None, help="Also write the verdicts as a run directory.")
 @click.option("--arm", default=None, help="Arm name for --run-out (default: samples file name).")
 @data_dir_option

@@ -33,7 +33,9 @@ def judge_workers(argv: list[str]) -> int | None:
         return None
     text = options.get("--workers")
     if text is None:
-        return max(1, os.cpu_count() or 1)
+        from reruns.sandbox.supervisor import default_workers
+
+        return default_workers()
     return int(text) if text.isdigit() and int(text) > 0 else None
 
 
@@ -61,7 +63,7 @@ def main() -> None:
         from reruns.sandbox.supervisor import warm_up
 
         try:
-            warm_up(workers, isolate_network=True)
+            warm_up(workers, isolate_network=True)  # SandboxLimits' default, which the judge command uses
         except RuntimeError:
             pass  # no free slots: the CLI's own pool reports it
     from reruns.cli import main as cli_main

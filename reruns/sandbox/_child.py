@@ -23,6 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 CANDIDATE_FILE = "<candidate>"
+# What compiling a candidate or a test may raise in the supervisor; the child then compiles it again and
+# reports the error as the outcome.
+COMPILE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 TEST_FILE = "<test>"
 CLONE_NEWNET = 0x40000000
 PR_SET_KEEPCAPS = 8

@@ -39,8 +39,8 @@ def _compile_each(tests: tuple[str, ...]) -> list[Any]:
     for index, source in enumerate(tests):
         try:
             compiled.append(_child.compile_test(source, index))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            compiled.append(None)  # the child compiles it again and reports the error as that test's outcome
+        except _child.COMPILE_ERRORS:
+            compiled.append(None)
     return compiled
 
 

@@ -62,7 +62,7 @@ def compiled_candidate(code: str) -> Any:
         return None
     try:
         return compile(code, _child.CANDIDATE_FILE, "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+    except _child.COMPILE_ERRORS:
         return None
 
 

@@ -3,7 +3,6 @@ machine-wide so that concurrent processes never share a uid."""
 
 from __future__ import annotations
 
-import os
 import queue
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -12,13 +11,9 @@ from typing import TypeVar
 from reruns.sandbox.executor import execute
 from reruns.sandbox.result import ExecutionResult, SandboxLimits
 from reruns.sandbox.slots import SlotLease
-from reruns.sandbox.supervisor import start_supervisor, take_warm_lease
+from reruns.sandbox.supervisor import default_workers, start_supervisor, take_warm_lease
 
 T = TypeVar("T")
-
-
-def default_workers() -> int:
-    return max(1, os.cpu_count() or 1)
 
 
 class SandboxPool:
@@ -26,7 +21,7 @@ class SandboxPool:
     bottleneck, and the parent survives whatever a child does."""
 
     def __init__(self, workers: int | None = None, limits: SandboxLimits | None = None) -> None:
-        self.workers = workers or default_workers()
+        self.workers = default_workers() if workers is None else workers
         if self.workers < 1:
             raise ValueError(f"`workers` must be at least 1, got {self.workers}")
         self.limits = limits or SandboxLimits()

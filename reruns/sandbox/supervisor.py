@@ -24,6 +24,11 @@ from reruns.sandbox.slots import SlotLease
 ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
 
 
+def default_workers() -> int:
+    """Sandbox workers when none are asked for: one per CPU."""
+    return max(1, os.cpu_count() or 1)
+
+
 def test_cache_dir() -> str | None:
     """Where supervisors running as root keep compiled tests across runs (see ``_testcache.py``):
     ``$SOTACHECK_TEST_CACHE`` (empty: no disk cache), else ``$XDG_CACHE_HOME`` or ``~/.cache``, under

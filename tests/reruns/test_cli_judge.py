@@ -59,6 +59,13 @@ def test_bad_samples_file_is_one_line_error_and_writes_nothing(tmp_path, data_di
     assert not out.exists() and list(tmp_path.iterdir()) == [samples]
 
 
+@pytest.mark.parametrize(("option", "value"), [("--workers", "0"), ("--workers", "-1"), ("--test-timeout", "0")])
+def test_out_of_range_option_is_a_usage_error(data_dir, option, value) -> None:
+    done = run("judge", "--dataset", "humaneval", "--canonical", option, value, data_dir=data_dir)
+    assert done.returncode == 2
+    assert f"Invalid value for '{option}'" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_unknown_dataset(data_dir) -> None:
     done = run("judge", "--dataset", "humaneval-xl", "--canonical", data_dir=data_dir)
     assert done.returncode == 2
