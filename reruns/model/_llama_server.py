@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import llama_cpp
 from llama_cpp.server.__main__ import main
+
+from reruns.model.parent_watch import exit_with_parent
 
 _stock_generate = llama_cpp.Llama.generate
 
@@ -32,14 +33,6 @@ def _generate_from_empty_cache(self: llama_cpp.Llama, tokens: Any, *args: Any, *
 llama_cpp.Llama.generate = _generate_from_empty_cache  # type: ignore[method-assign,assignment]
 
 
-
-def _exit_with_parent(parent: int, every_s: float = 1.0) -> None:
-    """Poll for the parent: once this process is re-parented, the run that owned the server is gone."""
-    while os.getppid() == parent:
-        time.sleep(every_s)
-    os._exit(0)
-
-
 if __name__ == "__main__":
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
+    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
     main()

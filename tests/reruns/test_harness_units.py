@@ -186,9 +186,9 @@ def test_embedded_server_process_exits_when_its_parent_is_killed(tmp_path) -> No
     import time
 
     pid_file = tmp_path / "child.pid"
-    child = ("import os, threading, time; from reruns.model._llama_server import _exit_with_parent; "
+    child = ("import os, threading, time; from reruns.model.parent_watch import exit_with_parent; "
              f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-             "threading.Thread(target=_exit_with_parent, args=(os.getppid(), 0.1), daemon=True).start(); "
+             "threading.Thread(target=exit_with_parent, args=(os.getppid(), 0.1), daemon=True).start(); "
              "time.sleep(120)")
     parent = subprocess.Popen([sys.executable, "-c", f"import subprocess, sys, time; "
                                f"subprocess.Popen([sys.executable, '-c', {child!r}]); time.sleep(120)"])
