@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sotacheck.audit.intervals import clustered_pass_rate
+from sotacheck.audit.paired import cmh_test, holm, mcnemar_exact, paired_bootstrap_difference, sign_flip_test
+from sotacheck.audit.power import mdd_paired_exact
 
-from audit.intervals import clustered_pass_rate
-from audit.outcomes import OutcomeError, Run
-from audit.paired import cmh_test, holm, mcnemar_exact, paired_bootstrap_difference, sign_flip_test
-from audit.power import mdd_paired_exact
+from sotacheck.core.rundir import OutcomeError, Run
 
 
 @dataclass(frozen=True)

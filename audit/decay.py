@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
+from sotacheck.audit.intervals import ConfidenceInterval
 
-from audit.intervals import ConfidenceInterval
+from sotacheck.core.errors import ArgumentError
 
 PAPER_MAX_ATTEMPTS = 5  # PyCapsule's cap on repair attempts
 
@@ -42,9 +43,9 @@ def fit_exponential(x: np.ndarray, y: np.ndarray) -> ExponentialFit:
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.size < 3:
-        raise ValueError(f"`x` and `y` must have the same shape with at least 3 points, got {x.shape}, {y.shape}")
+        raise ArgumentError(f"`x` and `y` must have the same shape with at least 3 points, got {x.shape}, {y.shape}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("`x` and `y` must be finite")
+        raise ArgumentError("`x` and `y` must be finite")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         params, _ = optimize.curve_fit(_exp, x, y, p0=(max(y.max(), 1e-6), 0.5), maxfev=20_000)
@@ -84,13 +85,13 @@ class DecayCurve:
 def decay_curve(first_solved: np.ndarray, max_attempts: int) -> DecayCurve:
     """Counts from each problem's first-solved attempt (0..max_attempts; −1 or NaN = never solved)."""
     if max_attempts < 1:
-        raise ValueError(f"`max_attempts` must be at least 1, got {max_attempts}")
+        raise ArgumentError(f"`max_attempts` must be at least 1, got {max_attempts}")
     attempts_in = np.asarray(first_solved, dtype=float)
     if attempts_in.ndim != 1 or attempts_in.size == 0:
-        raise ValueError("`first_solved` must be a non-empty 1-D array")
+        raise ArgumentError("`first_solved` must be a non-empty 1-D array")
     solved = np.where(np.isnan(attempts_in), -1, attempts_in).astype(int)
     if (solved > max_attempts).any() or (solved < -1).any():
-        raise ValueError(f"`first_solved` values must be in -1..{max_attempts}")
+        raise ArgumentError(f"`first_solved` values must be in -1..{max_attempts}")
     attempts = np.arange(1, max_attempts + 1)
     solved_at = np.array([(solved == x).sum() for x in attempts])
     unsolved_before = np.array([((solved == -1) | (solved >= x)).sum() for x in attempts])
@@ -120,9 +121,9 @@ class DecayResult:
         """Percentile interval of ``"a"``, ``"b"`` or ``"r_squared"`` over problem resamples."""
         column = {"a": 0, "b": 1, "r_squared": 2}.get(parameter)
         if column is None:
-            raise ValueError(f"`parameter` must be 'a', 'b' or 'r_squared', got {parameter!r}")
+            raise ArgumentError(f"`parameter` must be 'a', 'b' or 'r_squared', got {parameter!r}")
         if self.bootstrap.shape[0] < 10:
-            raise ValueError(f"only {self.bootstrap.shape[0]} bootstrap fits succeeded; no interval for "
+            raise ArgumentError(f"only {self.bootstrap.shape[0]} bootstrap fits succeeded; no interval for "
                              f"`{parameter}`")
         tail = (1 - confidence_level) / 2
         low, high = np.quantile(self.bootstrap[:, column], [tail, 1 - tail])
@@ -143,10 +144,10 @@ def fit_decay(first_solved: np.ndarray, max_attempts: int, n_resamples: int = 2_
     curve = decay_curve(first_solved, max_attempts)
     informative = curve.unsolved_before > 0
     if curve.solved_at.sum() == 0:
-        raise ValueError(f"no problem was first solved by a repair attempt (attempts 1..{max_attempts}; "
+        raise ArgumentError(f"no problem was first solved by a repair attempt (attempts 1..{max_attempts}; "
                          f"{int(curve.unsolved_before[0])} unsolved after the first generation): there is no decay to fit")
     if informative.sum() < 3:
-        raise ValueError("`first_solved` leaves fewer than 3 attempts with unsolved problems; nothing to fit")
+        raise ArgumentError("`first_solved` leaves fewer than 3 attempts with unsolved problems; nothing to fit")
     x = curve.attempts[informative].astype(float)
     y = curve.effectiveness[informative]
     fit = fit_exponential(x, y)

@@ -20,17 +20,18 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+from sotacheck.audit.analysis import paired_outcomes
+from sotacheck.audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
+from sotacheck.audit.power import mdd_paired_exact
 
-from audit.analysis import paired_outcomes
-from audit.outcomes import Run
-from audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
-from audit.power import mdd_paired_exact
+from sotacheck.core.errors import InputError
+from sotacheck.core.rundir import Run
 
 Mode = Literal["significance", "noninferiority"]
 PASS, REGRESSION, UNUSABLE = 0, 1, 2
 
 
-class GateInputError(ValueError):
+class GateInputError(InputError, ValueError):
     """Input the gate cannot decide on (exit code 2); the message is the explanation for the user."""
 
 

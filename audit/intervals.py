@@ -19,6 +19,8 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from sotacheck.core.errors import ArgumentError
+
 ProportionMethod = Literal["wilson", "clopper-pearson", "jeffreys"]
 ClusterMethod = Literal["wilson-deff", "bca", "percentile"]
 _STATSMODELS_NAME = {"wilson": "wilson", "clopper-pearson": "beta", "jeffreys": "jeffreys"}
@@ -32,14 +34,14 @@ class ConfidenceInterval:
 
 def _level_iv(confidence_level: float) -> None:
     if not 0 < confidence_level < 1:
-        raise ValueError(f"`confidence_level` must be in (0, 1), got {confidence_level}")
+        raise ArgumentError(f"`confidence_level` must be in (0, 1), got {confidence_level}")
 
 
 def _proportion_iv(k: int, n: int) -> None:
     if n < 1:
-        raise ValueError(f"`n` must be at least 1, got {n}")
+        raise ArgumentError(f"`n` must be at least 1, got {n}")
     if not 0 <= k <= n:
-        raise ValueError(f"`k` must be in [0, n] = [0, {n}], got {k}")
+        raise ArgumentError(f"`k` must be in [0, n] = [0, {n}], got {k}")
 
 
 def proportion_interval(k: float, n: float, confidence_level: float = 0.95,
@@ -47,7 +49,7 @@ def proportion_interval(k: float, n: float, confidence_level: float = 0.95,
     """Interval for k successes in n trials (n may be an effective, non-integer size)."""
     _level_iv(confidence_level)
     if method not in _STATSMODELS_NAME:
-        raise ValueError(f"`method` must be one of {list(_STATSMODELS_NAME)}, got {method!r}")
+        raise ArgumentError(f"`method` must be one of {list(_STATSMODELS_NAME)}, got {method!r}")
     low, high = proportion_confint(k, n, alpha=1 - confidence_level, method=_STATSMODELS_NAME[method])
     return ConfidenceInterval(float(max(0.0, low)), float(min(1.0, high)))
 
@@ -104,7 +106,7 @@ class ClusteredPassRate:
             n_eff = self.effective_n
             return proportion_interval(self.statistic * n_eff, n_eff, confidence_level, "wilson")
         if method not in ("bca", "percentile"):
-            raise ValueError(f"`method` must be 'wilson-deff', 'bca' or 'percentile', got {method!r}")
+            raise ArgumentError(f"`method` must be 'wilson-deff', 'bca' or 'percentile', got {method!r}")
         if np.ptp(self.problem_means) == 0:
             return self.confidence_interval(confidence_level, "wilson-deff")
         with warnings.catch_warnings():
@@ -123,11 +125,11 @@ def _matrix_iv(outcomes: np.ndarray, name: str = "outcomes") -> np.ndarray:
     if matrix.ndim == 1:
         matrix = matrix[:, None]
     if matrix.ndim != 2 or matrix.shape[0] < 1 or matrix.shape[1] < 1:
-        raise ValueError(f"`{name}` must be a non-empty problems × repeats matrix, got shape {matrix.shape}")
+        raise ArgumentError(f"`{name}` must be a non-empty problems × repeats matrix, got shape {matrix.shape}")
     if np.isnan(matrix).any():
-        raise ValueError(f"`{name}` contains missing cells; drop or impute errored cells explicitly first")
+        raise ArgumentError(f"`{name}` contains missing cells; drop or impute errored cells explicitly first")
     if not np.isin(matrix, (0.0, 1.0)).all():
-        raise ValueError(f"`{name}` must hold 0/1 outcomes")
+        raise ArgumentError(f"`{name}` must hold 0/1 outcomes")
     return matrix
 
 
@@ -157,7 +159,7 @@ def clustered_pass_rate(outcomes: np.ndarray) -> ClusteredPassRate:
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Chen et al.'s unbiased pass@k from n samples with c correct: 1 − C(n−c, k) / C(n, k)."""
     if n < 1 or not 0 <= c <= n or not 1 <= k <= n:
-        raise ValueError(f"need 1 <= `k` <= `n` and 0 <= `c` <= `n`; got n={n}, c={c}, k={k}")
+        raise ArgumentError(f"need 1 <= `k` <= `n` and 0 <= `c` <= `n`; got n={n}, c={c}, k={k}")
     if n - c < k:
         return 1.0
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))

@@ -21,10 +21,11 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
+from sotacheck.audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
 from statsmodels.stats.contingency_tables import StratifiedTable
 from statsmodels.stats.multitest import multipletests
 
-from audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
+from sotacheck.core.errors import ArgumentError
 
 Alternative = Literal["two-sided", "greater", "less"]
 
@@ -47,14 +48,14 @@ class McNemarResult:
 def _counts_iv(b: int, c: int) -> None:
     for name, value in (("b", b), ("c", c)):
         if value < 0 or int(value) != value:
-            raise ValueError(f"`{name}` must be a non-negative integer, got {value}")
+            raise ArgumentError(f"`{name}` must be a non-negative integer, got {value}")
 
 
 def mcnemar_exact(b: int, c: int, alternative: Alternative = "two-sided") -> McNemarResult:
     """Exact McNemar from the discordant counts."""
     _counts_iv(b, c)
     if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(f"`alternative` must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+        raise ArgumentError(f"`alternative` must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     n = b + c
     if n == 0:
         return McNemarResult(b, 1.0, 1.0, b, c, alternative)
@@ -90,7 +91,7 @@ def _paired_iv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     a = _matrix_iv(a, "a")
     b = _matrix_iv(b, "b")
     if a.shape[0] != b.shape[0]:
-        raise ValueError(f"`a` and `b` must cover the same problems: {a.shape[0]} vs {b.shape[0]} rows")
+        raise ArgumentError(f"`a` and `b` must cover the same problems: {a.shape[0]} vs {b.shape[0]} rows")
     return a, b
 
 
@@ -107,7 +108,7 @@ def sign_flip_test(a: np.ndarray, b: np.ndarray, alternative: Alternative = "two
     """
     a, b = _paired_iv(a, b)
     if alternative not in ("two-sided", "greater", "less"):
-        raise ValueError(f"`alternative` must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+        raise ArgumentError(f"`alternative` must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     diff = a.mean(axis=1) - b.mean(axis=1)
     statistic = float(diff.mean())
     nonzero = diff[diff != 0]
@@ -186,5 +187,5 @@ def holm(pvalues: list[float] | np.ndarray) -> np.ndarray:
     if p.size == 0:
         return p
     if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise ValueError("`pvalues` must be numbers in [0, 1] with no NaN")
+        raise ArgumentError("`pvalues` must be numbers in [0, 1] with no NaN")
     return np.asarray(multipletests(p, method="holm")[1])

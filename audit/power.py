@@ -20,14 +20,16 @@ import numpy as np
 from scipy import optimize, stats
 from statsmodels.stats.power import NormalIndPower
 
+from sotacheck.core.errors import ArgumentError
+
 
 def _power_iv(n: int, alpha: float, power: float) -> None:
     if n < 2:
-        raise ValueError(f"`n` must be at least 2, got {n}")
+        raise ArgumentError(f"`n` must be at least 2, got {n}")
     if not 0 < alpha < 1:
-        raise ValueError(f"`alpha` must be in (0, 1), got {alpha}")
+        raise ArgumentError(f"`alpha` must be in (0, 1), got {alpha}")
     if not 0 < power < 1:
-        raise ValueError(f"`power` must be in (0, 1), got {power}")
+        raise ArgumentError(f"`power` must be in (0, 1), got {power}")
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ def mdd_unpaired(n: int, baseline: float, alpha: float = 0.05, power: float = 0.
     the distance to the bound, since nothing further can be detected there."""
     _power_iv(n, alpha, power)
     if not 0 <= baseline <= 1:
-        raise ValueError(f"`baseline` must be in [0, 1], got {baseline}")
+        raise ArgumentError(f"`baseline` must be in [0, 1], got {baseline}")
     h = float(NormalIndPower().solve_power(nobs1=n, alpha=alpha, power=power, ratio=1.0))
     theta = np.arcsin(np.sqrt(baseline))
     up = float(np.sin(min(theta + h / 2, np.pi / 2)) ** 2 - baseline)
@@ -58,7 +60,7 @@ def mdd_unpaired(n: int, baseline: float, alpha: float = 0.05, power: float = 0.
 
 def _discordance_iv(discordance: float) -> None:
     if not 0 < discordance <= 1:
-        raise ValueError(f"`discordance` must be in (0, 1], got {discordance}")
+        raise ArgumentError(f"`discordance` must be in (0, 1], got {discordance}")
 
 
 def mdd_paired_connor(n: int, discordance: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -80,11 +82,11 @@ def exact_mcnemar_power(n: int, discordance: float, difference: float, alpha: fl
     """Power of the exact McNemar test with ``n`` pairs, P(discordant) = ``discordance`` and
     p10 − p01 = ``difference``; ``alternative="greater"`` is the one-sided test of p10 > p01."""
     if alternative not in ("two-sided", "greater"):
-        raise ValueError(f"`alternative` must be 'two-sided' or 'greater', got {alternative!r}")
+        raise ArgumentError(f"`alternative` must be 'two-sided' or 'greater', got {alternative!r}")
     _power_iv(n, alpha, 0.5)
     _discordance_iv(discordance)
     if not abs(difference) <= discordance:
-        raise ValueError(f"`difference` must satisfy |difference| <= discordance, got {difference}")
+        raise ArgumentError(f"`difference` must satisfy |difference| <= discordance, got {difference}")
     q = (discordance + difference) / (2 * discordance)
     m = np.arange(1, n + 1)
     weights = stats.binom.pmf(m, n, discordance)

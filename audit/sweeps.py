@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass
 
 import pandas as pd
+from sotacheck.audit.analysis import compare_arms, summarise_arm
+from sotacheck.audit.paired import holm
 
-from audit.analysis import compare_arms, summarise_arm
-from audit.outcomes import OutcomeError
-from audit.paired import holm
+from sotacheck.core.rundir import OutcomeError
 
 _BRACKETED = re.compile(r"^(?P<name>[^\[]+)\[(?P<params>.*)\]$")
 _MAPCODER = re.compile(r"^MapCoder-(?P<k>\d+)-(?P<t>\d+)$")

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, ".")
-from audit.analysis import analyze
-from audit.outcomes import Run, normalise
+from sotacheck.audit.analysis import analyze
+from sotacheck.core.rundir import Run, normalise
 
 ARMS, PROBLEMS, REPEATS, RESAMPLES, LOOP_RESAMPLES = 6, 164, 3, 10_000, 200
 

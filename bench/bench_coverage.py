@@ -15,8 +15,8 @@ import numpy as np
 from scipy import stats
 
 sys.path.insert(0, ".")
-from audit.intervals import clustered_pass_rate, proportion_interval
-from audit.paired import mcnemar_exact
+from sotacheck.audit.intervals import clustered_pass_rate, proportion_interval
+from sotacheck.audit.paired import mcnemar_exact
 
 N, DATASETS, B, CONCENTRATION = 164, 2000, 1000, 2.0
 

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, ".")
-from audit.gate import gate
-from audit.outcomes import load_run, write_run
+from sotacheck.audit.gate import gate
+from sotacheck.core.rundir import load_run, write_run
 
 PROBLEMS, REPEATS = 1000, 5
 

@@ -25,10 +25,10 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, ".")
-from reruns.benchmarks import load_dataset
-from reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
-from reruns.model.loopback import LoopbackServer, canonical_responder
-from reruns.run import execute_run, validate_spec
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
+from sotacheck.reruns.model.loopback import LoopbackServer, canonical_responder
+from sotacheck.reruns.run import execute_run, validate_spec
 
 
 def spec(url: str, limit: int, concurrency: int, dataset: str = "humaneval", repeats: int = 1) -> object:

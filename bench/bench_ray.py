@@ -26,9 +26,9 @@ COPIES = 10
 def judge_throughput() -> tuple[float, float, float, bool]:
     import ray
 
-    from reruns import cluster
-    from reruns.benchmarks import load_dataset
-    from reruns.sandbox import SandboxLimits, SandboxPool, judge_many
+    from sotacheck.reruns import cluster
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool, judge_many
 
     data = load_dataset("humaneval-et")
     pairs = [(p, p.canonical_solution or "") for p in data.problems] * COPIES
@@ -67,8 +67,8 @@ def task_overhead() -> tuple[float, float]:
 
 
 def cells_per_second() -> tuple[float, int]:
-    from reruns.benchmarks import load_dataset
-    from reruns.model.loopback import LoopbackServer, canonical_responder
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.model.loopback import LoopbackServer, canonical_responder
 
     data = load_dataset("humaneval")
     responder = canonical_responder({p.entry_point: p.prompt + (p.canonical_solution or "") for p in data.problems})

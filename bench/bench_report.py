@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, ".")
-from audit.outcomes import load_run, write_run
-from reports.html import write_report
+from sotacheck.core.rundir import load_run, write_run
+from sotacheck.reports.html import write_report
 
 ARMS = ["direct", "cot", "pycapsule[max_attempts=5]", "codesim[d=1,p=1]", "codesim[d=3,p=3]", "codesim[d=5,p=5]"]
 

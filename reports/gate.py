@@ -7,7 +7,7 @@ import socket
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
-from audit.gate import GateCheck, GateResult, power_note
+from sotacheck.audit.gate import GateCheck, GateResult, power_note
 
 
 def _line(check: GateCheck) -> str:

@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix
-from audit.claims import ClaimVerdict, audit_claims
-from audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
-from audit.outcomes import OutcomeError, Run
-from audit.sweeps import SweepResult, arm_family, arm_parameters, setting_sort_key, sweep_table
-from reports import figures
-from reports.files import write_atomically
-from reports.tables import comparison_table, pass_rate_table, to_markdown
+from sotacheck.audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix
+from sotacheck.audit.claims import ClaimVerdict, audit_claims
+from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
+from sotacheck.core.rundir import OutcomeError, Run
+from sotacheck.audit.sweeps import SweepResult, arm_family, arm_parameters, setting_sort_key, sweep_table
+from sotacheck.reports import figures
+from sotacheck.reports.files import write_atomically
+from sotacheck.reports.tables import comparison_table, pass_rate_table, to_markdown
 
 TEMPLATES = Path(__file__).with_name("templates")
 PIPELINE_DEFAULTS = {"pycapsule": {"max_attempts": "5"}, "codesim": {"p": "5", "d": "5"},

@@ -8,7 +8,7 @@ import io
 from dataclasses import dataclass, field
 from typing import Literal
 
-from audit.analysis import AnalysisResult
+from sotacheck.audit.analysis import AnalysisResult
 
 CIStyle = Literal["bracket", "pm"]
 

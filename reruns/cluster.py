@@ -24,11 +24,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from reruns import __version__
-from reruns.benchmarks.problem import Dataset, Problem
-from reruns.errors import SotacheckError
-from reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
-from reruns.sandbox.result import SandboxLimits
+from sotacheck.core.version import version
+from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
+from sotacheck.reruns.sandbox.result import SandboxLimits
 
 CELL_RETRIES = 3
 # A cell spends nearly all its time waiting on the model, and its judge executions take milliseconds:
@@ -39,8 +39,8 @@ _PROBE_SOURCE = '''
 def probe():
     """Runs on one node: can this node's Python import sotacheck, and which version?"""
     try:
-        import reruns
-        return reruns.__version__, None
+        from sotacheck.core.version import version
+        return version(), None
     except Exception as exc:
         return None, f"{type(exc).__name__}: {exc}"
 '''
@@ -98,12 +98,12 @@ def check_nodes() -> None:
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     refs = [probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)).remote()
             for n in nodes]
-    for node, (version, problem) in zip(nodes, ray.get(refs, timeout=120), strict=True):
+    for node, (node_version, problem) in zip(nodes, ray.get(refs, timeout=120), strict=True):
         where = f"Ray node {node.get('NodeManagerAddress')} ({node['NodeID'][:12]})"
         if problem is not None:
             raise SotacheckError(f"{where} cannot import sotacheck ({problem}); install sotacheck[ray] on every node")
-        if version != __version__:
-            raise SotacheckError(f"{where} has sotacheck {version}, the driver {__version__}; install the same "
+        if node_version != version():
+            raise SotacheckError(f"{where} has sotacheck {node_version}, the driver {version()}; install the same "
                                  f"version on every node")
 
 
@@ -127,7 +127,7 @@ class ModelRecipe:
 
 
 def recipe_of(model: Any) -> ModelRecipe:
-    from reruns.model.openai_compat import OpenAICompatibleModel
+    from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
 
     if isinstance(model, OpenAICompatibleModel):
         return ModelRecipe("openai", model.identity, model.endpoint, model.base_url, model.api_key_env, model.retry)
@@ -138,7 +138,7 @@ class Gateway:
     """The Ray actor (on the driver's node) that owns the store connection and the model client."""
 
     def __init__(self, run_dir: str, recipe: ModelRecipe, concurrency: int) -> None:
-        from reruns.store.run_store import RunStore
+        from sotacheck.reruns.store.run_store import RunStore
 
         self._store = RunStore.open(Path(run_dir))
         # the driver has checked and recorded them; one gone since (a replay elsewhere) is simply not reused
@@ -151,7 +151,7 @@ class Gateway:
 
     def _open_model(self) -> Any:
         if self._model is None and self._recipe.kind == "openai":
-            from reruns.model.openai_compat import OpenAICompatibleModel
+            from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
 
             self._model = OpenAICompatibleModel(self._recipe.base_url or "", self._recipe.identity,
                                                 api_key_env=self._recipe.api_key_env, retry=self._recipe.retry,
@@ -295,7 +295,7 @@ _WORKER_POOLS: dict[SandboxLimits, Any] = {}
 
 def _worker_pool(limits: SandboxLimits) -> Any:
     """One sandbox slot per Ray worker process, kept for the life of the process."""
-    from reruns.sandbox.pool import SandboxPool
+    from sotacheck.reruns.sandbox.pool import SandboxPool
 
     if limits not in _WORKER_POOLS:
         _WORKER_POOLS[limits] = SandboxPool(workers=1, limits=limits)
@@ -304,8 +304,8 @@ def _worker_pool(limits: SandboxLimits) -> Any:
 
 def _cell_task(arm_name: str, params: dict[str, Any], dataset: Dataset, index: int, repeat: int, spec: Any,
                gateway: Any, identity: str, endpoint: str, replay: bool, concurrency: int) -> tuple[int, int, int]:
-    from reruns.pipelines import make_arm
-    from reruns.run import run_cell
+    from sotacheck.reruns.pipelines import make_arm
+    from sotacheck.reruns.run import run_cell
 
     client = GatewayClient(gateway, identity, endpoint)
     pool = _worker_pool(SandboxLimits(test_timeout_s=spec.test_timeout_s))
@@ -354,7 +354,7 @@ async def run_cells(run_dir: Path, spec: Any, dataset: Dataset, model: Any, cell
 
 # --- judging ---------------------------------------------------------------------------------------------
 def _judge_batch(dataset_hash: str, items: list[tuple[Problem, str]], limits: SandboxLimits) -> list[Any]:
-    from reruns.sandbox.judge import judge_many
+    from sotacheck.reruns.sandbox.judge import judge_many
 
     return list(judge_many(_worker_pool(limits), dataset_hash, items))
 

@@ -13,14 +13,14 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from reruns.benchmarks.problem import Problem
-from reruns.crashpoints import crash_point
-from reruns.model.base import ChatModel, ChatRequest, Message, ModelCallFailed, SamplingParams, cache_key
-from reruns.sandbox.judge import judge_hidden, run_visible
-from reruns.sandbox.pool import SandboxPool
-from reruns.sandbox.result import ExecutionResult
-from reruns.seeds import derive_seed
-from reruns.store.run_store import CellKey, CellStore
+from sotacheck.reruns.benchmarks.problem import Problem
+from sotacheck.reruns.crashpoints import crash_point
+from sotacheck.reruns.model.base import ChatModel, ChatRequest, Message, ModelCallFailed, SamplingParams, cache_key
+from sotacheck.reruns.sandbox.judge import judge_hidden, run_visible
+from sotacheck.reruns.sandbox.pool import SandboxPool
+from sotacheck.reruns.sandbox.result import ExecutionResult
+from sotacheck.reruns.seeds import derive_seed
+from sotacheck.reruns.store.run_store import CellKey, CellStore
 
 
 class CellError(Exception):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
-from reruns.benchmarks.problem import Dataset
-from reruns.store.run_store import RunStore
+from sotacheck.core.errors import InputError
+from sotacheck.reruns.benchmarks.loaders import load_dataset
+from sotacheck.reruns.benchmarks.problem import Dataset
+from sotacheck.reruns.store.run_store import RunStore
 
 _ASSERT = re.compile(r"^\s*assert\s+(.+?)\s*$", re.MULTILINE)
 
@@ -54,3 +57,17 @@ def check_leakage(store: RunStore, dataset: Dataset) -> LeakageReport:
             if hidden in prompt:
                 leaks.append((call_id, problem, hidden))
     return LeakageReport(checked, tuple(leaks))
+
+
+def check_run_leakage(run_dir: Path) -> LeakageReport:
+    """The leakage check of a run directory's store, against the dataset the run recorded."""
+    store = RunStore.open(run_dir)
+    try:
+        spec = store.get_meta("spec") or {}
+        info = store.get_meta("dataset") or {}
+        name = info.get("name") or spec.get("dataset")
+        if not name:
+            raise InputError(f"{run_dir}: the store does not say which dataset it ran")
+        return check_leakage(store, load_dataset(str(name), spec.get("data_dir")))
+    finally:
+        store.close()

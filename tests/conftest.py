@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reruns.sandbox import SandboxPool
+from sotacheck.reruns.sandbox import SandboxPool
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """Benchmarks: one ``Problem`` type and a loader per dataset."""
 
-from reruns.benchmarks.loaders import LOADERS, load_dataset
-from reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.benchmarks.loaders import LOADERS, load_dataset
+from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 
 __all__ = ["LOADERS", "Dataset", "Problem", "load_dataset"]

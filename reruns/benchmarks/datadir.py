@@ -1,14 +1,39 @@
-"""Where benchmark files are looked up: ``--data-dir``, then ``$SOTACHECK_DATA``, then ``../shared/data``."""
+"""Where benchmark files are looked up: ``--data-dir``, then ``$SOTACHECK_DATA``, then the data bundled
+with the package (``sotacheck.data``).
+
+Each place holds the same relative layout (``benchmarks/humaneval/HumanEvalET.jsonl``, ...); a file may be
+stored plain or gzip-compressed (``.jsonl.gz``), and the loaders read either. The bundled copies are
+gzip-compressed; their provenance and licences are in ``sotacheck/data/SOURCES.md``.
+"""
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from pathlib import Path
 
-from reruns.errors import DataFileNotFound
+from sotacheck.core.errors import DataFileNotFound
 
 ENV_VAR = "SOTACHECK_DATA"
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+BUNDLED_PACKAGE = "sotacheck.data"
+GZIP_SUFFIX = ".gz"
+
+
+def bundled_dir() -> Path | None:
+    """The folder of the data bundled with the package, or None when it is not a folder on disk."""
+    try:
+        root = importlib.resources.files(BUNDLED_PACKAGE)
+    except ModuleNotFoundError:
+        return None
+    return root if isinstance(root, Path) and root.is_dir() else None
+
+
+def bundled_file(relative: str) -> Path:
+    """A file of the bundled data by its path there (``published/mapcoder/ChatGPT/HumanEval``, ...)."""
+    root = bundled_dir()
+    if root is None or not (root / relative).exists():
+        raise DataFileNotFound(relative, [str(root / relative)] if root is not None else [])
+    return root / relative
 
 
 def candidate_dirs(data_dir: str | os.PathLike[str] | None = None) -> list[Path]:
@@ -18,8 +43,9 @@ def candidate_dirs(data_dir: str | os.PathLike[str] | None = None) -> list[Path]
         dirs.append(Path(data_dir))
     if os.environ.get(ENV_VAR):
         dirs.append(Path(os.environ[ENV_VAR]))
-    dirs.append(Path.cwd().parent / "shared" / "data")
-    dirs.append(_REPO_ROOT.parent / "shared" / "data")
+    bundled = bundled_dir()
+    if bundled is not None:
+        dirs.append(bundled)
     unique: list[Path] = []
     for d in dirs:
         resolved = d.resolve()
@@ -29,11 +55,13 @@ def candidate_dirs(data_dir: str | os.PathLike[str] | None = None) -> list[Path]
 
 
 def find_data_file(relative: str, data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The first existing ``<dir>/<relative>``; a one-line error naming every place looked otherwise."""
+    """The first existing ``<dir>/<relative>`` or ``<dir>/<relative>.gz``, trying the directories in
+    order; a one-line error naming every place looked otherwise."""
     looked = []
     for directory in candidate_dirs(data_dir):
         path = directory / relative
-        if path.is_file():
-            return path
-        looked.append(str(path))
+        for candidate in (path, path.with_name(path.name + GZIP_SUFFIX)):
+            if candidate.is_file():
+                return candidate
+        looked.append(f"{path}[{GZIP_SUFFIX}]")
     raise DataFileNotFound(relative, looked)

@@ -1,8 +1,10 @@
 """Loaders for HumanEval, HumanEval-ET, MBPP (974 / test-500), MBPP as MapCoder reports it, and MBPP-ET.
 
 Every file is read through Hugging Face ``datasets`` (``load_dataset("json", ...)`` for a local copy,
-``load_dataset(hub_id)`` for a hub dataset), so a user with hub access and a user with local copies
-get the same ``Problem`` objects.
+plain ``.jsonl`` or ``.jsonl.gz``; ``load_dataset(hub_id)`` for a hub dataset), so a user with hub access
+and a user with local copies get the same ``Problem`` objects. Local files are looked up by
+:func:`~sotacheck.reruns.benchmarks.datadir.find_data_file`: ``--data-dir``, ``$SOTACHECK_DATA``, then the
+copies bundled with the package.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from reruns.benchmarks.datadir import find_data_file
-from reruns.benchmarks.problem import Dataset, Problem
-from reruns.errors import SotacheckError
+from sotacheck.reruns.benchmarks.datadir import ENV_VAR, find_data_file
+from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.core.errors import DataFileNotFound, SotacheckError
 
 HUMANEVAL_WST = "benchmarks/humaneval/HumanEvalWST.jsonl"
 HUMANEVAL_ET = "benchmarks/humaneval/HumanEvalET.jsonl"
@@ -39,12 +41,16 @@ def _records(path_or_hub_id: str, split: str = "train") -> list[dict[str, Any]]:
     """Rows of a local JSON/JSONL(.gz) file or of a hub dataset, via ``datasets``.
 
     A local file's rows are cached as JSON under ``$SOTACHECK_CACHE`` (default ``~/.cache/sotacheck``),
-    keyed by the file's SHA-256, so only the first load pays for importing ``datasets``.
+    keyed by the SHA-256 of its content (of the decompressed content for a ``.gz``, so that a plain and a
+    compressed copy of one file share the entry), so only the first load pays for importing ``datasets``.
     """
     local = Path(path_or_hub_id)
     cache_file = None
     if local.is_file():
-        digest = hashlib.sha256(local.read_bytes()).hexdigest()
+        content = local.read_bytes()
+        if local.suffix == ".gz":
+            content = gzip.decompress(content)
+        digest = hashlib.sha256(content).hexdigest()
         cache_file = _cache_dir() / f"{digest}.json"
         if cache_file.is_file():
             try:
@@ -233,7 +239,15 @@ def load_mbpp_et(data_dir: DataDir = None, hub_id: str | None = None) -> Dataset
 
     Hidden tests are the rows' ``test_case_list`` (the ET extension), falling back to ``test_list``.
     """
-    source = hub_id if hub_id else str(find_data_file(MBPP_ET, data_dir))
+    if hub_id:
+        source = hub_id
+    else:
+        try:
+            source = str(find_data_file(MBPP_ET, data_dir))
+        except DataFileNotFound as exc:
+            exc.args = (f"{exc.args[0]} (MBPP-ET is not bundled: give --hub-id, or put the file under "
+                        f"--data-dir or ${ENV_VAR})",)
+            raise
     return _mbpp_from_rows(_records(source, split="test"), "mbpp-et", source, "test_case_list")
 
 

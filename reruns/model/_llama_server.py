@@ -6,7 +6,7 @@ two evaluations, so at temperature 0 the same request can get a different reply 
 predecessor — a run's replies would depend on the order its cells happened to reach the server. Here
 every request is evaluated from an empty cache, so a reply is a function of its request alone (at the
 cost of re-evaluating shared prefixes).
-Run as ``python -m reruns.model._llama_server`` with the stock server's arguments. The server exits when
+Run as ``python -m sotacheck.reruns.model._llama_server`` with the stock server's arguments. The server exits when
 the process that started it is gone (killed with SIGKILL, say), instead of holding both cores for ever.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 import llama_cpp
 from llama_cpp.server.__main__ import main
 
-from reruns.model.parent_watch import exit_with_parent
+from sotacheck.reruns.model.parent_watch import exit_with_parent
 
 _stock_generate = llama_cpp.Llama.generate
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from reruns.errors import SotacheckError
+from sotacheck.core.errors import SotacheckError
 
 GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 GGUF_SIZE = 491_400_064
@@ -118,7 +118,7 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "reruns.model._llama_server", "--model", str(self.gguf), "--model_alias",
+        return [sys.executable, "-m", "sotacheck.reruns.model._llama_server", "--model", str(self.gguf), "--model_alias",
                 self.model_alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                 "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from reruns.errors import SotacheckError
-from reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
+from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from reruns.errors import SotacheckError
-from reruns.pipelines import codesim, cot, direct, gate, mapcoder, pycapsule
+from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.pipelines import codesim, cot, direct, gate, mapcoder, pycapsule
 
 MODULES: dict[str, ModuleType] = {"direct": direct, "cot": cot, "pycapsule": pycapsule, "codesim": codesim,
                                   "mapcoder": mapcoder, "gate": gate}

@@ -17,9 +17,9 @@ Calls per problem: at least 3, at most p·(4 + d). Defaults p = d = 5.
 
 from __future__ import annotations
 
-from reruns.context import PipelineContext
-from reruns.pipelines.code import last_code_block
-from reruns.pipelines.pycapsule_executor import process_error
+from sotacheck.reruns.context import PipelineContext
+from sotacheck.reruns.pipelines.code import last_code_block
+from sotacheck.reruns.pipelines.pycapsule_executor import process_error
 
 DEFAULTS: dict[str, object] = {"p": 5, "d": 5}
 SYSTEM = "You are an expert competitive programmer who plans carefully and checks plans by simulation."

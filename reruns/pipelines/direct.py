@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reruns.context import PipelineContext
-from reruns.pipelines.code import last_code_block
+from sotacheck.reruns.context import PipelineContext
+from sotacheck.reruns.pipelines.code import last_code_block
 
 DEFAULTS: dict[str, object] = {}
 SYSTEM = "You are an expert Python programmer. Answer with code only."

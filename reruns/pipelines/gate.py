@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import ast
 
-from reruns.context import PipelineContext
-from reruns.pipelines.code import last_code_block
-from reruns.pipelines.pycapsule_executor import process_error
+from sotacheck.reruns.context import PipelineContext
+from sotacheck.reruns.pipelines.code import last_code_block
+from sotacheck.reruns.pipelines.pycapsule_executor import process_error
 
 DEFAULTS: dict[str, object] = {"base": "direct", "hold_budget": 3}
 SYSTEM = "You are an expert Python programmer. Answer with code only."
@@ -71,7 +71,7 @@ def revision_prompt(problem: str, code: str | None, gap: list[str], errors: str)
 
 
 async def run(ctx: PipelineContext) -> None:
-    from reruns.pipelines import MODULES
+    from sotacheck.reruns.pipelines import MODULES
 
     base, budget = str(ctx.params["base"]), int(ctx.params["hold_budget"])
     if base not in MODULES or base == "gate":

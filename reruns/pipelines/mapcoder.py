@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
-from reruns.context import PipelineContext
-from reruns.pipelines.code import last_code_block
-from reruns.pipelines.pycapsule_executor import process_error
+from sotacheck.reruns.context import PipelineContext
+from sotacheck.reruns.pipelines.code import last_code_block
+from sotacheck.reruns.pipelines.pycapsule_executor import process_error
 
 DEFAULTS: dict[str, object] = {"k": 3, "t": 5}
 SYSTEM = "You are an expert programmer and a patient teacher of algorithms."

@@ -14,9 +14,9 @@ for the record only, never shown to the programmer) first pass is recorded for t
 
 from __future__ import annotations
 
-from reruns.context import PipelineContext
-from reruns.pipelines.code import last_code_block
-from reruns.pipelines.pycapsule_executor import process_error, signature_from, strip_example_calls
+from sotacheck.reruns.context import PipelineContext
+from sotacheck.reruns.pipelines.code import last_code_block
+from sotacheck.reruns.pipelines.pycapsule_executor import process_error, signature_from, strip_example_calls
 
 DEFAULTS: dict[str, object] = {"max_attempts": 5}
 PERSONA = ("You are a meticulous Python programmer. You think briefly and step by step, then write clean, "

@@ -7,7 +7,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from reruns.sandbox.result import ExecutionResult
+from sotacheck.reruns.sandbox.result import ExecutionResult
 
 
 @dataclass(frozen=True)

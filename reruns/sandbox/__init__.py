@@ -10,11 +10,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from reruns.sandbox.executor import execute
-    from reruns.sandbox.judge import Verdict, judge_hidden, judge_many, run_visible
-    from reruns.sandbox.pool import SandboxPool
-    from reruns.sandbox.program import assemble_program
-    from reruns.sandbox.result import STATUSES, ExecutionResult, SandboxLimits, TestResult
+    from sotacheck.reruns.sandbox.executor import execute
+    from sotacheck.reruns.sandbox.judge import Verdict, judge_hidden, judge_many, run_visible
+    from sotacheck.reruns.sandbox.pool import SandboxPool
+    from sotacheck.reruns.sandbox.program import assemble_program
+    from sotacheck.reruns.sandbox.result import STATUSES, ExecutionResult, SandboxLimits, TestResult
 
 _HOME = {"execute": "executor", "Verdict": "judge", "judge_hidden": "judge", "judge_many": "judge",
          "run_visible": "judge", "SandboxPool": "pool", "assemble_program": "program", "STATUSES": "result",

@@ -29,10 +29,10 @@ import secrets
 import signal
 from typing import Any
 
-from reruns.sandbox._procs import kill_uid
-from reruns.sandbox.result import ExecutionResult, SandboxLimits, Status, TestResult, combined_status
-from reruns.sandbox.slots import SlotLease
-from reruns.sandbox.supervisor import supervisor
+from sotacheck.reruns.sandbox._procs import kill_uid
+from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits, Status, TestResult, combined_status
+from sotacheck.reruns.sandbox.slots import SlotLease
+from sotacheck.reruns.sandbox.supervisor import supervisor
 
 SANDBOX_UID_BASE = 61000
 _REPLY_GRACE_S = 15.0

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from reruns.benchmarks.problem import Problem
-from reruns.sandbox.pool import SandboxPool
-from reruns.sandbox.program import assemble_program
-from reruns.sandbox.result import ExecutionResult
+from sotacheck.reruns.benchmarks.problem import Problem
+from sotacheck.reruns.sandbox.pool import SandboxPool
+from sotacheck.reruns.sandbox.program import assemble_program
+from sotacheck.reruns.sandbox.result import ExecutionResult
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from reruns.sandbox.executor import execute
-from reruns.sandbox.result import ExecutionResult, SandboxLimits
-from reruns.sandbox.slots import SlotLease
-from reruns.sandbox.supervisor import default_workers, start_supervisor, take_warm_lease
+from sotacheck.reruns.sandbox.executor import execute
+from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits
+from sotacheck.reruns.sandbox.slots import SlotLease
+from sotacheck.reruns.sandbox.supervisor import default_workers, start_supervisor, take_warm_lease
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from reruns.sandbox.slots import SlotLease
+from sotacheck.reruns.sandbox.slots import SlotLease
 
 ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from reruns.crashpoints import crash_point
-from reruns.errors import SotacheckError
+from sotacheck.reruns.crashpoints import crash_point
+from sotacheck.core.errors import SotacheckError
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -130,6 +130,11 @@ class RunStore:
             raise SotacheckError(f"{path}: store schema version {version[0]}, this sotacheck reads {SCHEMA_VERSION}")
         self._lock = threading.Lock()
         self._reused: list[tuple[str, sqlite3.Connection]] = []
+
+    @staticmethod
+    def exists(run_dir: Path) -> bool:
+        """Whether ``run_dir`` holds a run store, live (store.sqlite) or packed (store.sqlite.gz)."""
+        return (run_dir / "store.sqlite").is_file() or (run_dir / "store.sqlite.gz").is_file()
 
     @classmethod
     def open(cls, run_dir: Path, create: bool = False) -> RunStore:

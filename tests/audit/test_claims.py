@@ -13,13 +13,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from audit.claims import ClaimsError, audit_claims, load_registry
-from audit.outcomes import import_mapcoder, load_run, write_run
-from audit.paired import mcnemar_exact
+from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
+from sotacheck.core.rundir import load_run, write_run
+from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.paired import mcnemar_exact
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.fixture(scope="module")

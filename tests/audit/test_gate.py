@@ -13,10 +13,11 @@ import pytest
 from markdown_it import MarkdownIt
 from scipy import stats
 
-from audit.gate import GateInputError, GateSettings, gate
-from audit.outcomes import Run, import_mapcoder, load_run, normalise, write_run
+from sotacheck.audit.gate import GateInputError, GateSettings, gate
+from sotacheck.core.rundir import Run, load_run, normalise, write_run
+from sotacheck.audit.importers import import_mapcoder
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.fixture(scope="module")

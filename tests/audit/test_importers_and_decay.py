@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.decay import decay_curve, fit_decay
-from audit.outcomes import OutcomeError, import_csv, import_humaneval_results, normalise
+from sotacheck.audit.decay import decay_curve, fit_decay
+from sotacheck.core.rundir import OutcomeError, normalise
+from sotacheck.audit.importers import import_csv, import_humaneval_results
 
 
 def test_humaneval_results_repeats_follow_the_order_of_samples(tmp_path) -> None:
@@ -111,7 +112,7 @@ def test_recorded_max_attempts_sweep_decay_figures() -> None:
 
 
 def test_arm_family_keeps_a_sweeps_settings_together() -> None:
-    from audit.sweeps import arm_family
+    from sotacheck.audit.sweeps import arm_family
 
     assert arm_family("codesim[d=2,p=3]") == "codesim"
     assert arm_family("MapCoder-5-3") == "MapCoder"

@@ -11,13 +11,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.analysis import analyze
-from audit.intervals import clustered_pass_rate, pass_rate
-from audit.outcomes import OutcomeError, Run, import_mapcoder, load_run, normalise, write_run
-from audit.paired import mcnemar_exact
-from audit.sweeps import sweep_table
+from sotacheck.audit.analysis import analyze
+from sotacheck.audit.intervals import clustered_pass_rate, pass_rate
+from sotacheck.core.rundir import OutcomeError, Run, load_run, normalise, write_run
+from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.paired import mcnemar_exact
+from sotacheck.audit.sweeps import sweep_table
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.fixture(scope="module")

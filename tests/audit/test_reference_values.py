@@ -23,10 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.decay import fit_exponential
-from audit.intervals import clustered_pass_rate, pass_at_k, pass_rate
-from audit.paired import cmh_test, holm, mcnemar_exact, sign_flip_test
-from audit.power import mdd_paired_connor, mdd_paired_exact, mdd_unpaired
+from sotacheck.audit.decay import fit_exponential
+from sotacheck.audit.intervals import clustered_pass_rate, pass_at_k, pass_rate
+from sotacheck.audit.paired import cmh_test, holm, mcnemar_exact, sign_flip_test
+from sotacheck.audit.power import mdd_paired_connor, mdd_paired_exact, mdd_unpaired
 
 REL = 1e-5
 
@@ -120,7 +120,7 @@ def test_vectorised_exact_power_equals_a_brute_force_loop() -> None:
     """Exact McNemar power recomputed by enumerating every (m, k) with scipy's binomtest."""
     from scipy import stats
 
-    from audit.power import exact_mcnemar_power
+    from sotacheck.audit.power import exact_mcnemar_power
 
     n, psi, delta = 40, 0.3, 0.12
     q = (psi + delta) / (2 * psi)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.outcomes import import_mapcoder, load_run, write_run
-from reports.html import write_report
+from sotacheck.core.rundir import load_run, write_run
+from sotacheck.audit.importers import import_mapcoder
+from sotacheck.reports.html import write_report
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDED = REPO / "data" / "runs" / "reference-qwen05b"

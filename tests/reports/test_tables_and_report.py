@@ -14,9 +14,10 @@ import pytest
 from markdown_it import MarkdownIt
 from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
 
-from audit.outcomes import import_mapcoder, write_run
+from sotacheck.core.rundir import write_run
+from sotacheck.audit.importers import import_mapcoder
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.fixture(scope="module")

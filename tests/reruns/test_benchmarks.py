@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from reruns.benchmarks import load_dataset
-from reruns.benchmarks.loaders import docstring_examples
-from reruns.errors import DataFileNotFound, SotacheckError
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.benchmarks.loaders import docstring_examples
+from sotacheck.core.errors import DataFileNotFound, SotacheckError
 
 
 @pytest.mark.parametrize(("name", "count"), [
@@ -48,7 +48,7 @@ def test_docstring_examples_are_parsed_when_no_sample_io() -> None:
 def test_without_the_shared_copy_visible_tests_fall_back_to_docstrings(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("SOTACHECK_DATA", raising=False)
     monkeypatch.chdir(tmp_path)
-    from reruns.benchmarks import loaders
+    from sotacheck.reruns.benchmarks import loaders
 
     monkeypatch.setattr(loaders, "find_data_file", _always_missing)
     problems = loaders.load_humaneval(tmp_path).by_id()

@@ -20,11 +20,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reruns.benchmarks import load_dataset
-from reruns.model.loopback import LoopbackServer, canonical_responder
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.model.loopback import LoopbackServer, canonical_responder
 from tests.reruns.test_harness_recovery import outcomes, stored_calls
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 RAY = str(Path(sys.executable).parent / "ray")
 RECORDED = Path(__file__).resolve().parents[2] / "data" / "runs" / "reference-qwen05b"
 # A test cluster on loopback needs no token; Ray >= 2.5x turns token authentication on for `ray start --head`.

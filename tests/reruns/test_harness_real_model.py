@@ -18,8 +18,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reruns.model.local import LocalServer, assemble_gguf
-from reruns.model.loopback import LoopbackServer
+from sotacheck.reruns.model.local import LocalServer, assemble_gguf
+from sotacheck.reruns.model.loopback import LoopbackServer
 
 from .test_harness_recovery import assert_nothing_lost_or_duplicated, cli, outcomes
 

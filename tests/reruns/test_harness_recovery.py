@@ -17,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from reruns.benchmarks import load_dataset
-from reruns.crashpoints import POINTS
-from reruns.model.loopback import LoopbackServer, canonical_responder, request_key
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.crashpoints import POINTS
+from sotacheck.reruns.model.loopback import LoopbackServer, canonical_responder, request_key
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 LIMIT = 8
 TRIALS = [(point, k) for point in POINTS for k in (1, 4, 9, 14)]  # 20 kill points
 

@@ -9,16 +9,16 @@ import sys
 
 import pytest
 
-from reruns.errors import SotacheckError
-from reruns.model.base import ChatRequest, Message, SamplingParams, cache_key
-from reruns.model.local import verify_gguf
-from reruns.pipelines import make_arm
-from reruns.pipelines.code import last_code_block
-from reruns.run import validate_spec
-from reruns.seeds import derive_seed
-from reruns.store.run_store import RunStore
+from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.model.base import ChatRequest, Message, SamplingParams, cache_key
+from sotacheck.reruns.model.local import verify_gguf
+from sotacheck.reruns.pipelines import make_arm
+from sotacheck.reruns.pipelines.code import last_code_block
+from sotacheck.reruns.run import validate_spec
+from sotacheck.reruns.seeds import derive_seed
+from sotacheck.reruns.store.run_store import RunStore
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 def test_same_problem_repeat_and_path_give_the_same_seed_in_every_pipeline() -> None:
@@ -78,7 +78,7 @@ def test_unreachable_endpoint_is_a_clear_error_before_any_call(tmp_path) -> None
 
 
 def test_wrong_model_name_is_a_clear_error_before_any_call(tmp_path) -> None:
-    from reruns.model.loopback import LoopbackServer
+    from sotacheck.reruns.model.loopback import LoopbackServer
 
     with LoopbackServer(lambda body: "x", models=("served-model",)) as server:
         out = tmp_path / "r"
@@ -91,7 +91,7 @@ def test_wrong_model_name_is_a_clear_error_before_any_call(tmp_path) -> None:
 
 
 def test_endpoint_failing_mid_run_gives_error_cells(tmp_path) -> None:
-    from reruns.model.loopback import LoopbackServer
+    from sotacheck.reruns.model.loopback import LoopbackServer
 
     with LoopbackServer(lambda body: "x", faults=["500"]) as server:  # every request fails
         out = tmp_path / "r"
@@ -123,7 +123,7 @@ def test_gguf_with_the_wrong_hash_is_refused(tmp_path) -> None:
 
 
 def test_store_prepare_is_idempotent(tmp_path) -> None:
-    from reruns.store.run_store import CellKey
+    from sotacheck.reruns.store.run_store import CellKey
 
     store = RunStore.open(tmp_path, create=True)
     cell = CellKey("direct", "humaneval", "HumanEval/0", 0)
@@ -138,16 +138,16 @@ def test_store_prepare_is_idempotent(tmp_path) -> None:
 
 def test_context_replays_its_own_calls(tmp_path) -> None:
     """A resumed cell finds its received call by call id and does not send it again."""
-    from reruns.benchmarks import load_dataset
-    from reruns.context import PipelineContext
-    from reruns.sandbox import SandboxPool
-    from reruns.store.run_store import CellKey
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.context import PipelineContext
+    from sotacheck.reruns.sandbox import SandboxPool
+    from sotacheck.reruns.store.run_store import CellKey
 
     class Counting:
         identity, endpoint, sent = "m", "e", 0
 
         async def complete(self, request):
-            from reruns.model.base import ChatResponse
+            from sotacheck.reruns.model.base import ChatResponse
 
             Counting.sent += 1
             return ChatResponse("```python\ndef f():\n    return 1\n```", "stop", 3, 4, 0.0)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reruns.benchmarks import load_dataset
-from reruns.sandbox import judge_many
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.sandbox import judge_many
 
 # HumanEval-ET's canonical non-passes, each explained (read off the data, see the issue note):
 ET_CANONICAL_NON_PASSES = {

@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from reruns.benchmarks import load_dataset
-from reruns.leakage import check_leakage, hidden_asserts
-from reruns.store.run_store import CellKey, RunStore
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.leakage import check_leakage, hidden_asserts
+from sotacheck.reruns.store.run_store import CellKey, RunStore
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 def _store_with_prompt(tmp_path, text: str) -> RunStore:

@@ -9,13 +9,13 @@ from collections.abc import Callable
 
 import pytest
 
-from reruns.benchmarks import load_dataset
-from reruns.context import PipelineContext
-from reruns.errors import SotacheckError
-from reruns.model.base import ChatRequest, ChatResponse, SamplingParams
-from reruns.pipelines import make_arm
-from reruns.sandbox import SandboxPool
-from reruns.store.run_store import CellKey, RunStore
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.context import PipelineContext
+from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.model.base import ChatRequest, ChatResponse, SamplingParams
+from sotacheck.reruns.pipelines import make_arm
+from sotacheck.reruns.sandbox import SandboxPool
+from sotacheck.reruns.store.run_store import CellKey, RunStore
 
 WRONG = "```python\ndef truncate_number(number):\n    return 0.25\n```"
 RIGHT = "```python\ndef truncate_number(number):\n    return number % 1.0\n```"

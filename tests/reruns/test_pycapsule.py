@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from reruns.benchmarks import load_dataset
-from reruns.context import PipelineContext
-from reruns.model.base import ChatRequest, ChatResponse, SamplingParams
-from reruns.pipelines import make_arm, pycapsule
-from reruns.pipelines.pycapsule_executor import process_error, signature_from, strip_example_calls
-from reruns.sandbox import SandboxPool
-from reruns.sandbox.judge import run_visible
-from reruns.store.run_store import CellKey, RunStore
+from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.context import PipelineContext
+from sotacheck.reruns.model.base import ChatRequest, ChatResponse, SamplingParams
+from sotacheck.reruns.pipelines import make_arm, pycapsule
+from sotacheck.reruns.pipelines.pycapsule_executor import process_error, signature_from, strip_example_calls
+from sotacheck.reruns.sandbox import SandboxPool
+from sotacheck.reruns.sandbox.judge import run_visible
+from sotacheck.reruns.store.run_store import CellKey, RunStore
 
 
 class Scripted:

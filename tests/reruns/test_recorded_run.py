@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if (p / "store.sqlite.gz").is_file()))
@@ -48,7 +48,7 @@ def call_bound(arm: str) -> int:
     """The most calls a method may make on one problem, from the issue's formulas (not from the code):
     Direct/CoT 1; PyCapsule 1 + max_attempts; CodeSim p·(4 + d); MapCoder 1 + 2k + k·(1 + t); the gate
     its base's bound plus one call per hold."""
-    from audit.sweeps import arm_parameters
+    from sotacheck.audit.sweeps import arm_parameters
 
     pipeline = arm.split("[", 1)[0]
     params = arm_parameters(arm)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from reruns.model.loopback import LoopbackServer
+from sotacheck.reruns.model.loopback import LoopbackServer
 
 from .test_harness_recovery import responder  # noqa: F401  (the scripted-model fixture)
 
-SOTACHECK = [sys.executable, "-m", "reruns.cli"]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 COMMON = ["--dataset", "humaneval", "--limit", "5", "--seed", "3", "--concurrency", "2"]
 
 

@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from reruns.sandbox import SandboxLimits, execute
-from reruns.sandbox._procs import live_processes_of
-from reruns.sandbox.executor import SANDBOX_UID_BASE
-from reruns.sandbox.slots import SlotLease
-from reruns.sandbox.supervisor import supervisor
+from sotacheck.reruns.sandbox import SandboxLimits, execute
+from sotacheck.reruns.sandbox._procs import live_processes_of
+from sotacheck.reruns.sandbox.executor import SANDBOX_UID_BASE
+from sotacheck.reruns.sandbox.slots import SlotLease
+from sotacheck.reruns.sandbox.supervisor import supervisor
 
 IS_ROOT = os.geteuid() == 0
 LIMITS = SandboxLimits(test_timeout_s=1.5, problem_timeout_s=10, memory_mb=512, max_output_bytes=100_000,
@@ -214,7 +214,7 @@ def test_hostile_program_is_contained(name: str) -> None:
 def test_builtins_changes_are_seen_from_the_dict_version_tag() -> None:
     """The child restores the builtins only when their version tag moved; here the tag must be read
     (else it restores every time: correct, but a fifth of a millisecond slower per execution)."""
-    from reruns.sandbox import _child
+    from sotacheck.reruns.sandbox import _child
 
     assert _child._DICT_VERSION is not None
     probe = {"a": len}
@@ -398,7 +398,7 @@ def test_a_supervisor_killed_mid_execution_is_an_error_and_is_replaced() -> None
 
 
 def test_a_supervisor_that_stops_answering_is_an_error_and_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    from reruns.sandbox import executor
+    from sotacheck.reruns.sandbox import executor
 
     monkeypatch.setattr(executor, "_REPLY_GRACE_S", 0.5)  # the reply is due problem_timeout_s + this
     limits = SandboxLimits(test_timeout_s=1, problem_timeout_s=1)

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from reruns.sandbox import SandboxLimits, SandboxPool
-from reruns.sandbox.slots import SlotLease
+from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool
+from sotacheck.reruns.sandbox.slots import SlotLease
 
 LIMITS = SandboxLimits(test_timeout_s=10, problem_timeout_s=20)
 
@@ -42,7 +42,7 @@ def test_bad_count_is_refused() -> None:
 def test_concurrent_process_does_not_kill_a_running_candidate() -> None:
     """A 2 s candidate in this process survives 100 executions judged meanwhile by another process."""
     busy = textwrap.dedent("""
-        from reruns.sandbox import SandboxPool
+        from sotacheck.reruns.sandbox import SandboxPool
         with SandboxPool(workers=1) as pool:
             for _ in range(100):
                 assert pool.run("def f():\\n    return 1\\n", ["assert f() == 1"]).status == "passed"

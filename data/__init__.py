@@ -1,0 +1,3 @@
+"""Files that ship with sotacheck (``sotacheck.data``): benchmark files, the claim registries and the
+published logs the demo reads; their licences and provenance are in ``SOURCES.md`` here.
+``data/runs/`` (recorded runs) stays in the repository and is not installed."""

@@ -1,0 +1,132 @@
+"""Judging a whole dataset: the canonical solutions or a samples file, on this machine or on Ray, with the
+verdicts as a report and (optionally) as a run directory every other command reads."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sotacheck.core.errors import UsageError
+from sotacheck.core.provenance import file_sha256
+from sotacheck.core.rundir import DatasetInfo, Manifest, write_run
+from sotacheck.core.version import version
+from sotacheck.reruns.benchmarks.loaders import load_dataset
+from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.sandbox.judge import Verdict
+from sotacheck.reruns.sandbox.result import SandboxLimits
+
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    """The verdicts on one dataset, in the dataset's (or the samples file's) order."""
+
+    dataset: Dataset
+    verdicts: tuple[Verdict, ...]
+    samples: Path | None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(v.status for v in self.verdicts).items()))
+
+    @property
+    def passed(self) -> int:
+        return self.counts.get("passed", 0)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / len(self.verdicts) if self.verdicts else float("nan")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset.name, "dataset_hash": self.dataset.content_hash,
+                "sotacheck_version": version(), "n": len(self.verdicts), "passed": self.passed,
+                "pass_rate": self.pass_rate, "counts": self.counts,
+                "results": [{"task_id": v.problem_id, "status": v.status, "exception_type": v.result.exception_type,
+                             "message": v.result.message} for v in self.verdicts]}
+
+
+def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = False, workers: int | None = None,
+                  test_timeout_s: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
+                  ray_address: str | None = None, progress: bool = False) -> JudgeReport:
+    """Judge a dataset's canonical solutions (``canonical``) or a samples file against its hidden tests."""
+    from sotacheck.reruns.samples import read_samples
+
+    if canonical == (samples is not None):
+        raise UsageError("give exactly one of --canonical and --samples FILE")
+    if executor not in EXECUTORS:
+        raise UsageError(f"--executor {executor!r}: expected 'local' or 'ray'")
+    limits = SandboxLimits(test_timeout_s=test_timeout_s)
+    if executor == "local":
+        from sotacheck.reruns.sandbox.pool import SandboxPool
+
+        pool_context: Any = SandboxPool(workers, limits)
+    else:
+        pool_context = contextlib.nullcontext()
+    # A local pool starts its sandbox supervisors now: they import while the dataset loads.
+    with pool_context as pool:
+        data = load_dataset(dataset, data_dir)
+        problems = data.by_id()
+        if canonical:
+            pairs = [(p, p.canonical_solution or "") for p in data.problems]
+        else:
+            assert samples is not None
+            pairs = [(problems[s.task_id], s.code) for s in read_samples(samples, data)]
+        if pool is not None:
+            verdicts = _judge_local(pool, data, pairs, progress)
+        else:
+            verdicts = _judge_on_ray(data, pairs, limits, ray_address, progress)
+    return JudgeReport(data, tuple(verdicts), samples)
+
+
+def _judge_local(pool: Any, data: Dataset, pairs: list[tuple[Problem, str]], progress: bool) -> list[Verdict]:
+    from sotacheck.reruns.sandbox.judge import judge_many
+
+    judged: Iterator[Verdict] = judge_many(pool, data.content_hash, pairs)
+    if progress:  # tqdm is imported only then: it is a sixtieth of a second of start-up
+        from tqdm import tqdm
+
+        judged = tqdm(judged, total=len(pairs), desc=f"judging {data.name}", unit="problem", file=sys.stderr)
+    return list(judged)
+
+
+def _judge_on_ray(data: Dataset, pairs: list[tuple[Problem, str]], limits: SandboxLimits, ray_address: str | None,
+                  progress: bool) -> list[Verdict]:
+    from tqdm import tqdm
+
+    from sotacheck.reruns import cluster
+
+    cluster.connect(ray_address)
+    try:
+        with tqdm(total=len(pairs), desc=f"judging {data.name} on Ray", unit="problem", file=sys.stderr,
+                  disable=not progress) as bar:
+            on_done: Callable[[int], object] = bar.update
+            return list(cluster.judge_pairs(data.content_hash, pairs, limits, on_done=on_done))
+    finally:
+        cluster.shutdown()
+
+
+def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None) -> Path:
+    """The verdicts as a run directory: one arm (default: the samples file's name, or ``canonical``),
+    repeat = the sample's occurrence index for its task; a sandbox failure is an ``error`` cell."""
+    import pandas as pd
+
+    label = arm or (report.samples.stem if report.samples else "canonical")
+    seen: Counter[str] = Counter()
+    rows = []
+    for verdict in report.verdicts:
+        sandbox_failed = verdict.result.exception_type == "SandboxFailure"
+        rows.append({"arm": label, "pipeline": label, "dataset": report.dataset.name, "problem": verdict.problem_id,
+                     "repeat": seen[verdict.problem_id], "passed": None if sandbox_failed else verdict.passed,
+                     "status": "error" if sandbox_failed else None, "judge_status": verdict.status})
+        seen[verdict.problem_id] += 1
+    files = [{"file": str(report.samples), "sha256": file_sha256(report.samples)}] if report.samples else []
+    manifest = Manifest(name=out.name, source="sotacheck judge", files=files,
+                        dataset=DatasetInfo(name=report.dataset.name, content_hash=report.dataset.content_hash,
+                                            sources=list(report.dataset.sources), problems=len(report.dataset)))
+    return write_run(out, pd.DataFrame(rows), manifest, overwrite=True)

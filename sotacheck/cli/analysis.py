@@ -1,0 +1,66 @@
+"""``sotacheck analyze`` and ``sotacheck table``: the numbers, for reading and for papers."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from sotacheck import api
+from sotacheck.cli.options import PATH, baseline_option, json_default, write_text
+
+if TYPE_CHECKING:
+    from sotacheck.audit.analysis import Comparison
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True, type=PATH)
+@baseline_option
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              help="Confidence level of the intervals.")
+@click.option("--resamples", type=click.IntRange(min=1), default=10_000, help="Bootstrap / permutation resamples.")
+@click.option("--seed", type=int, default=0, help="Seed of the resampling.")
+def analyze(runs: tuple[Path, ...], baseline: str | None, as_json: bool, confidence: float, resamples: int,
+            seed: int) -> None:
+    """Pass rates with CIs per arm, and paired comparisons against the baseline with Holm."""
+    result = api.analyze(runs, baseline, confidence, resamples, seed)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, default=json_default))
+        return
+    click.echo(f"{'arm':28s} {'dataset':13s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
+    for a in result.arms:
+        click.echo(f"{a.arm:28s} {a.dataset:13s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
+                   + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
+    click.echo(f"\nagainst baseline {result.baseline} (Holm across {len(result.comparisons)} comparisons):")
+    click.echo(f"{'arm':28s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
+    for c in result.comparisons:
+        click.echo(f"{c.a:28s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} {c.pvalue_holm:9.2e}"
+                   f"  {c.test}; {_mdd_text(c)}"
+                   + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
+
+
+def _mdd_text(c: Comparison) -> str:
+    if math.isfinite(c.mdd):
+        return f"smallest detectable difference {c.mdd:.3f}"
+    return (f"no difference detectable at 80 % power: {c.b_count + c.c_count} discordant of {c.n} shared "
+            f"problems")
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True, type=PATH)
+@click.option("--format", "fmt", default="markdown", help="latex | markdown | csv")
+@click.option("--kind", default="pass-rates", help="pass-rates | comparisons")
+@click.option("--ci", default="bracket", help="bracket ([low, high]) | pm (±)")
+@baseline_option
+@click.option("-o", "--output", type=PATH, default=None, help="Write to a file instead of stdout.")
+def table(runs: tuple[Path, ...], fmt: str, kind: str, ci: str, baseline: str | None, output: Path | None) -> None:
+    """Paper-ready tables (LaTeX booktabs, Markdown, CSV) from the same numbers as `analyze`."""
+    text = api.table(runs, fmt, kind, ci, baseline)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        write_text(output, text)

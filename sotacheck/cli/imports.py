@@ -1,0 +1,42 @@
+"""``sotacheck import``: other tools' per-problem logs as a run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sotacheck import api
+from sotacheck.cli.options import PATH
+
+
+@click.command("import")
+@click.argument("kind", metavar="KIND")
+@click.argument("path", type=PATH)
+@click.option("--out", type=PATH, required=True, help="Run directory to write, e.g. runs/NAME.")
+@click.option("--arm", default=None, help="Arm name (humaneval-results; default: file name).")
+@click.option("--dataset", default=None, help="Dataset name (default: from the folder/file).")
+@click.option("--force", is_flag=True, help="Replace an existing run directory.")
+def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | None, force: bool) -> None:
+    """Import published per-problem logs as a run directory every other command reads like a rerun.
+
+    KIND is mapcoder, humaneval-results or csv; PATH the file (for mapcoder, a folder of .jsonl or .jsonl.gz files).
+    """
+    run, repairs = api.import_logs(kind, path, out, arm, dataset, force)
+    table = run.outcomes
+    click.echo(f"wrote {out}: {len(table)} cells")
+    for row in table.groupby(["arm", "dataset"]).size().reset_index(name="cells").itertuples(index=False):
+        click.echo(f"  {row.arm} on {row.dataset}: {row.cells} cells")
+    for repair in repairs:
+        click.echo(f"  note: {repair}")
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True, type=PATH)
+def migrate(runs: tuple[Path, ...]) -> None:
+    """Rewrite run directories of an older format in the current one (tables and run.json)."""
+    from sotacheck.core.rundir import FORMAT_VERSION, migrate_run
+
+    for path in runs:
+        run = migrate_run(path)
+        click.echo(f"{path}: format version {FORMAT_VERSION}, {len(run.outcomes)} cells")

@@ -1,0 +1,42 @@
+"""Options several commands share, and small printing helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+PATH = click.Path(path_type=Path)
+F = TypeVar("F", bound=Callable[..., Any])
+
+data_dir_option = click.option("--data-dir", type=PATH, default=None,
+                               help="Local benchmark files (else $SOTACHECK_DATA, else the copies shipped with "
+                                    "sotacheck).")
+baseline_option = click.option("--baseline", default=None,
+                               help="Baseline arm (default: the first pipeline the first run lists, else the first arm).")
+executor_option = click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+                               help="'local' (this machine) or 'ray' (cells as Ray tasks; pip install 'sotacheck[ray]').")
+ray_address_option = click.option("--ray-address", default=None,
+                                  help="Ray cluster HOST:PORT, or 'auto' for one started on this machine "
+                                       "(default: a private local Ray).")
+reuse_option = click.option("--reuse", type=PATH, multiple=True,
+                            help="Another run (directory) whose replies answer identical requests here instead of "
+                                 "the model; repeatable.")
+
+
+def json_default(value: object) -> object:
+    """``json.dumps`` fallback for numpy scalars in result objects."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write an output file atomically (a reader never sees half of it)."""
+    from sotacheck.reports.files import write_atomically
+
+    write_atomically(path, text)

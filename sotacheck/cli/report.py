@@ -1,0 +1,23 @@
+"""``sotacheck report``: the self-contained HTML audit report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from sotacheck import api
+from sotacheck.cli.options import PATH, baseline_option, data_dir_option
+
+
+@click.command()
+@click.argument("runs", nargs=-1, required=True, type=PATH)
+@click.option("-o", "--output", type=PATH, default=Path("report.html"), help="The HTML file to write.")
+@click.option("--claims", "claims_files", type=PATH, multiple=True, help="Claims registry files.")
+@baseline_option
+@data_dir_option
+def report(runs: tuple[Path, ...], output: Path, claims_files: tuple[Path, ...], baseline: str | None,
+           data_dir: Path | None) -> None:
+    """A self-contained HTML audit report (no network needed to open it)."""
+    path = api.report(runs, output, claims_files, baseline, data_dir)
+    click.echo(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")

@@ -1,0 +1,122 @@
+"""``sotacheck rerun``, ``sweep`` and ``resume``: running pipelines under the harness."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from sotacheck import api
+from sotacheck.cli.options import PATH, data_dir_option, executor_option, ray_address_option, reuse_option
+from sotacheck.core.errors import InputError, UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+_MODEL_OPTIONS = (
+    click.option("--model", default="local", help="'local', 'gguf:PATH', or an OpenAI-compatible base URL."),
+    click.option("--model-name", default=None, help="Model name at an OpenAI-compatible URL."),
+    click.option("--repeats", type=int, default=1, help="Repeats per problem."),
+    click.option("--limit", type=int, default=None, help="Only the first N problems."),
+    click.option("--seed", type=int, default=0, help="Base seed of the seed schedule."),
+    click.option("--temperature", type=float, default=0.0, help="Sampling temperature."),
+    click.option("--concurrency", type=int, default=4, help="Model calls in flight at once."),
+)
+
+
+def model_options(function: F) -> F:
+    """The model and sampling options ``rerun`` and ``sweep`` share, in this order."""
+    for option in reversed(_MODEL_OPTIONS):
+        function = option(function)
+    return function
+
+
+def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float,
+                 concurrency: int, data_dir: Path | None, **more: Any) -> dict[str, Any]:
+    return {"model": model, "model_name": model_name, "repeats": repeats, "limit": limit, "seed": seed,
+            "temperature": temperature, "concurrency": concurrency, "data_dir": str(data_dir) if data_dir else None,
+            **more}
+
+
+@click.command()
+@click.option("--out", type=PATH, required=True, help="Run directory to create, e.g. runs/NAME.")
+@click.option("--dataset", default=None, help="Benchmark name.")
+@click.option("--pipelines", default=None, help="Comma-separated pipelines, e.g. direct,cot.")
+@click.option("--param", multiple=True, help="PIPELINE.NAME=VALUE, repeatable.")
+@model_options
+@click.option("--max-tokens", type=int, default=768, help="Max tokens per reply.")
+@click.option("--request-timeout", type=float, default=300.0, help="Seconds before a model request times out.")
+@click.option("--max-tries", type=int, default=6, help="Tries per model call (429/5xx/timeouts are retried).")
+@click.option("--spec", type=PATH, default=None, help="A YAML run spec instead of the options above.")
+@data_dir_option
+@executor_option
+@ray_address_option
+@reuse_option
+def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
+          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, max_tokens: int,
+          concurrency: int, request_timeout: float, max_tries: int, spec: Path | None, data_dir: Path | None,
+          executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+    """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
+    from sotacheck.reruns.grid import pipeline_params
+    from sotacheck.reruns.run import RunSpec, load_spec, validate_spec
+
+    run_spec: RunSpec
+    if spec is not None:
+        run_spec = load_spec(spec)
+    else:
+        if dataset is None or pipelines is None:
+            raise UsageError("give --dataset and --pipelines, or --spec FILE")
+        names = [p.strip() for p in pipelines.split(",") if p.strip()]
+        params = pipeline_params(param, names)
+        fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, concurrency, data_dir,
+                              dataset=dataset, max_tokens=max_tokens, request_timeout_s=request_timeout,
+                              max_tries=max_tries,
+                              pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
+        run_spec = validate_spec(fields, "command line")
+    _print_summary(out, api.rerun(run_spec, out, executor, ray_address, reuse))
+
+
+@click.command()
+@click.option("--pipeline", required=True, help="The pipeline to sweep, e.g. codesim.")
+@click.option("--grid", required=True, multiple=True, help="NAME=V1,V2 or NAME=LOW..HIGH; repeat for more axes.")
+@click.option("--out", type=PATH, required=True, help="Run directory to create.")
+@click.option("--dataset", default="humaneval", help="Benchmark name.")
+@click.option("--param", "fixed", multiple=True, help="NAME=VALUE held fixed, e.g. base=cot.")
+@model_options
+@click.option("--yes", is_flag=True, help="Allow a grid of more than 500 settings.")
+@data_dir_option
+@executor_option
+@ray_address_option
+@reuse_option
+def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: tuple[str, ...], model: str,
+          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, concurrency: int,
+          yes: bool, data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+    """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
+    (same seeds, same messages) share them through the response cache."""
+    fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, concurrency, data_dir, dataset=dataset)
+    run_spec = api.sweep_spec(pipeline, grid, fields, fixed, allow_large=yes)
+    summary = api.rerun(run_spec, out, executor, ray_address, reuse)
+    click.echo(f"sweep of {len(run_spec.pipelines)} settings: {summary.calls} calls requested, {summary.sent} made "
+               f"({100 * summary.sent / max(summary.calls, 1):.0f} %), the rest shared through the response cache")
+    _print_summary(out, summary)
+
+
+@click.command()
+@click.argument("run_dir", type=PATH)
+@click.option("--replay", is_flag=True, help="Serve every call from the store; a miss is an error.")
+@executor_option
+@ray_address_option
+@reuse_option
+def resume(run_dir: Path, replay: bool, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+    """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
+    _print_summary(run_dir, api.resume(run_dir, replay, executor, ray_address, reuse))
+
+
+def _print_summary(run_dir: Path, summary: Any) -> None:
+    click.echo(f"{run_dir}: {summary.finished}/{summary.cells} cells, {summary.errors} error(s); "
+               f"{summary.calls} model calls ({summary.sent} sent, {summary.calls - summary.sent} from the store); "
+               f"{summary.wall_s:.0f} s")
+    if not summary.leakage_clean:
+        raise InputError(f"LEAKAGE: {summary.leaks} request(s) in {run_dir} contain hidden-test asserts; "
+                         f"see run.json (leakage_check)")
+    click.echo(f"leakage check: clean; outcomes in {run_dir}/outcomes.parquet and outcomes.csv")

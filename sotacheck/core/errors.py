@@ -1,0 +1,37 @@
+"""One family of user-facing errors: each is reported as one line naming what is wrong and where, with a
+non-zero exit. Anything else that escapes a command is a bug and is shown as a traceback.
+
+``SotacheckError`` is the base; ``UsageError`` is a command used wrongly (exit 2, like a usage error of
+the command line itself); ``InputError`` is input that cannot be used as it is (a file, a table, a run
+directory, a spec). The audit's input errors derive from ``InputError`` *and* ``ValueError``, so code that
+calls the statistics directly can keep catching ``ValueError``.
+"""
+
+from __future__ import annotations
+
+
+class SotacheckError(Exception):
+    """An error caused by the user's input or environment, reported as one line and a non-zero exit."""
+
+
+class UsageError(SotacheckError):
+    """A command or function used wrongly: an option out of range, options that exclude each other."""
+
+
+class ArgumentError(UsageError, ValueError):
+    """A statistics function called with an argument out of its domain; the message names the argument
+    in backticks (scipy's ``ValueError`` convention, kept so callers may catch ``ValueError``)."""
+
+
+class InputError(SotacheckError):
+    """Input that cannot be used as it is; the message names the file, row, column or field."""
+
+
+class DataFileNotFound(InputError):
+    """A benchmark file that is missing from every place sotacheck looked."""
+
+    def __init__(self, filename: str, looked_in: list[str]) -> None:
+        places = ", ".join(looked_in) if looked_in else "(no data directory configured)"
+        super().__init__(f"data file {filename!r} not found; looked in: {places}")
+        self.filename = filename
+        self.looked_in = looked_in

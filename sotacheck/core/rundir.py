@@ -1,0 +1,309 @@
+"""The run directory: the one module that defines, writes and reads it.
+
+A run directory (``runs/NAME/``) is what every command after a rerun or an import reads:
+
+- ``run.json``, the manifest (:class:`Manifest`): ``format_version``, where the run came from, its spec,
+  the model and endpoint identity, the dataset with its content hash, package versions, git revision and
+  the leakage check. Written last, so a directory with a manifest has its tables.
+- ``outcomes.parquet`` and ``outcomes.csv``: one row per arm × dataset × problem × repeat:
+
+  ========================  =======  =====================================================
+  ``arm``                   str      display label, e.g. ``codesim[d=2,p=3]``
+  ``pipeline``              str      the method, e.g. ``codesim`` (an imported log: its arm name)
+  ``param.<name>``          typed    one column per parameter of any arm (NA where an arm has none)
+  ``dataset``               str      benchmark name, e.g. ``humaneval``
+  ``problem``               str      task id
+  ``repeat``                int      0-based repeat index
+  ``passed``                bool/NA  hidden-test verdict; NA when ``status`` is ``error``
+  ``status``                str      ``passed``, ``failed``, or ``error`` (no valid result: the
+                                     cell could not be produced, e.g. a failed model call)
+  ``calls``                 int/NA   model calls for the cell
+  ``prompt_tokens``         int/NA
+  ``completion_tokens``     int/NA
+  ``first_pass_attempt``    int/NA   attempt at which the hidden tests first passed (decay data)
+  ========================  =======  =====================================================
+
+  Further columns (``wall_s``, ``judge_status``) are kept as they are. Errored cells are kept and
+  flagged; they are never counted as failures.
+
+Directories written before ``format_version`` 2 (no ``pipeline`` column, a loose ``run.json``) are read
+through :func:`_migrate_manifest` and :func:`sotacheck.core.arms.structure_legacy_arms`;
+``sotacheck migrate`` rewrites them in the current format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sotacheck.core.arms import PARAM_PREFIX, structure_legacy_arms
+from sotacheck.core.errors import InputError
+from sotacheck.core.provenance import git_revision, versions
+
+FORMAT_VERSION = 2
+MANIFEST, PARQUET, CSV = "run.json", "outcomes.parquet", "outcomes.csv"
+REQUIRED = ("arm", "dataset", "problem", "repeat", "passed")
+OPTIONAL_INT = ("calls", "prompt_tokens", "completion_tokens", "first_pass_attempt")
+STATUSES = ("passed", "failed", "error")
+KEY = ["arm", "dataset", "problem", "repeat"]
+
+
+class OutcomeError(InputError, ValueError):
+    """An outcome table, manifest or import source that cannot be used as it is; the message names the place."""
+
+
+class DatasetInfo(BaseModel):
+    """The benchmark a run used: its name and the content hash of its problems (prompts and tests)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    name: str
+    content_hash: str | None = None
+    sources: list[str] = Field(default_factory=list)
+    problems: int | None = None
+
+
+class ModelIdentity(BaseModel):
+    """Which model answered, and through which endpoint (server, build and mode)."""
+
+    model_config = ConfigDict(frozen=True)
+    model: str
+    endpoint: str
+
+    def label(self) -> str:
+        return f"{self.model} @ {self.endpoint}"
+
+
+class Manifest(BaseModel):
+    """``run.json``: where a run's outcomes came from, enough to reproduce or re-judge them."""
+
+    # Other keys are kept as they are: an importer's or a user's own provenance.
+    model_config = ConfigDict(extra="allow", frozen=True)
+    format_version: int = FORMAT_VERSION
+    name: str
+    source: str
+    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+    spec: dict[str, Any] | None = None
+    model_identity: ModelIdentity | None = None
+    dataset: DatasetInfo | None = None
+    versions: dict[str, str] = Field(default_factory=versions)
+    git_revision: str | None = Field(default_factory=git_revision)
+    leakage_check: dict[str, Any] | None = None
+    files: list[dict[str, Any]] = Field(default_factory=list)
+    repairs: list[str] = Field(default_factory=list)
+    reuse_from: list[str] = Field(default_factory=list)
+
+    @property
+    def sotacheck_version(self) -> str:
+        return self.versions.get("sotacheck", "unknown")
+
+
+def manifest_of(fields: Mapping[str, Any] | Manifest, name: str = "run", source: str = "unknown") -> Manifest:
+    """A manifest from its fields (``name`` and ``source`` filled in when missing), validated once; a
+    field of the wrong type is an error naming it."""
+    if isinstance(fields, Manifest):
+        return fields
+    try:
+        return Manifest.model_validate({"name": name, "source": source, **fields})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "(manifest)"
+        raise OutcomeError(f"run manifest: field `{field}`: {error['msg']}") from None
+
+
+@dataclass(frozen=True)
+class Run:
+    """An outcome table with its manifest, as read from (or about to be written to) a run directory."""
+
+    path: Path | None
+    outcomes: pd.DataFrame
+    manifest: Manifest
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path else self.manifest.name
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The manifest as plain data (JSON-ready)."""
+        return self.manifest.model_dump(mode="json")
+
+    def parameter_columns(self) -> list[str]:
+        """The ``param.<name>`` columns of the outcome table, in table order."""
+        return [c for c in self.outcomes.columns if c.startswith(PARAM_PREFIX)]
+
+
+def normalise(frame: pd.DataFrame, where: str) -> pd.DataFrame:
+    """Validate and type an outcome table; errors name ``where`` and the offending column or row."""
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise OutcomeError(f"{where}: missing column(s) {', '.join(missing)}")
+    out = frame.copy()
+    if out.empty:
+        raise OutcomeError(f"{where}: the outcome table has no rows")
+    for column in ("arm", "dataset", "problem"):
+        out[column] = out[column].astype(str)
+    if "pipeline" not in out.columns:
+        out = structure_legacy_arms(out)
+    out["pipeline"] = out["pipeline"].astype(str)
+    try:
+        out["repeat"] = pd.to_numeric(out["repeat"], errors="raise").astype(int)
+    except (ValueError, TypeError) as exc:
+        raise OutcomeError(f"{where}: column `repeat` must hold integers ({exc})") from None
+    if "status" not in out.columns:
+        out["status"] = None
+    passed = out["passed"].map(lambda value: _as_bool(value, where))
+    given = out["status"].where(out["status"].notna(), None)
+    out["status"] = [s if s is not None else ("error" if p is None else "passed" if p else "failed")
+                     for s, p in zip(given, passed, strict=True)]
+    bad = sorted(set(out["status"]) - set(STATUSES))
+    if bad:
+        raise OutcomeError(f"{where}: column `status` has unknown value(s) {bad}; allowed: {list(STATUSES)}")
+    out["passed"] = pd.array([None if s == "error" else p for s, p in zip(out["status"], passed, strict=True)],
+                             dtype="boolean")
+    inconsistent = out[(out["status"] != "error") & out["passed"].isna()]
+    if not inconsistent.empty:
+        row = inconsistent.iloc[0]
+        raise OutcomeError(f"{where}: `passed` is empty for {row['arm']}/{row['problem']}/{row['repeat']} "
+                           f"whose status is {row['status']!r}")
+    for column in OPTIONAL_INT:
+        out[column] = pd.to_numeric(out[column], errors="coerce").astype("Int64") if column in out else \
+            pd.array([pd.NA] * len(out), dtype="Int64")
+    duplicated = out.duplicated(KEY, keep=False)
+    if duplicated.any():
+        row = out[duplicated].iloc[0]
+        raise OutcomeError(f"{where}: duplicated cell arm={row['arm']!r} dataset={row['dataset']!r} "
+                           f"problem={row['problem']!r} repeat={row['repeat']} "
+                           f"({int(duplicated.sum())} rows involved)")
+    params = sorted(c for c in out.columns if c.startswith(PARAM_PREFIX))
+    columns = ["arm", "pipeline", *params, "dataset", "problem", "repeat", "passed", "status", *OPTIONAL_INT]
+    extra = [c for c in out.columns if c not in columns]
+    return out[columns + extra].sort_values(KEY, kind="stable").reset_index(drop=True)
+
+
+def _as_bool(value: Any, where: str) -> bool | None:
+    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NA:
+        return None
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "1", "yes", "pass", "passed"):
+            return True
+        if lowered in ("false", "0", "no", "fail", "failed"):
+            return False
+        if lowered in ("", "na", "nan", "none", "null"):
+            return None
+        raise OutcomeError(f"{where}: cannot read {value!r} as passed/failed")
+    return bool(value)
+
+
+def as_bool(value: Any, where: str) -> bool | None:
+    """A verdict cell read as True, False or None (empty); anything else is an error naming ``where``."""
+    return _as_bool(value, where)
+
+
+def load_run(path: str | Path) -> Run:
+    """Read ``runs/NAME`` (``outcomes.parquet``, else ``outcomes.csv``; ``run.json`` if present), in any
+    format version this module has written."""
+    directory = Path(path)
+    if not directory.is_dir():
+        raise OutcomeError(f"run directory {str(directory)!r} does not exist")
+    parquet, csv = directory / PARQUET, directory / CSV
+    if parquet.is_file():
+        frame, where = pd.read_parquet(parquet), str(parquet)
+    elif csv.is_file():
+        frame = pd.read_csv(csv, dtype={"problem": str, "arm": str, "dataset": str, "pipeline": str})
+        where = str(csv)
+    else:
+        raise OutcomeError(f"{directory}: no outcome table (looked for {PARQUET}, {CSV})")
+    manifest_path = directory / MANIFEST
+    try:
+        raw = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    except json.JSONDecodeError as exc:
+        raise OutcomeError(f"{manifest_path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    return Run(directory, normalise(frame, where), _migrate_manifest(raw, directory.name, str(manifest_path)))
+
+
+def _migrate_manifest(raw: dict[str, Any], name: str, where: str) -> Manifest:
+    """A manifest of any format version as the current :class:`Manifest`."""
+    if not isinstance(raw, dict):
+        raise OutcomeError(f"{where}: expected a JSON object")
+    data = dict(raw)
+    if data.get("format_version", 1) < FORMAT_VERSION:
+        data["format_version"] = FORMAT_VERSION
+        data.setdefault("name", name)
+        data.setdefault("source", "unknown")
+        legacy_version = data.pop("sotacheck_version", None)
+        data.setdefault("versions", {"sotacheck": legacy_version} if legacy_version else {})
+        data.setdefault("git_revision", None)
+        identity = data.get("model_identity")
+        if isinstance(identity, list | tuple) and len(identity) == 2:
+            data["model_identity"] = {"model": identity[0], "endpoint": identity[1]}
+        dataset = data.get("dataset")
+        if isinstance(dataset, str):  # `sotacheck judge --run-out` wrote the name and the hash apart
+            data["dataset"] = {"name": dataset, "content_hash": data.pop("dataset_hash", None)}
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "(manifest)"
+        raise OutcomeError(f"{where}: field `{field}`: {error['msg']}") from None
+
+
+def write_run(out: str | Path, outcomes: pd.DataFrame, manifest: Manifest | Mapping[str, Any],
+              overwrite: bool = False) -> Path:
+    """Write a new run directory atomically: into a temporary sibling, then renamed into place.
+    ``manifest`` may be given as its fields (see :func:`manifest_of`; the name defaults to the directory's)."""
+    target = Path(out)
+    manifest = manifest_of(manifest, name=target.name)
+    if target.exists() and any(target.iterdir()) and not overwrite:
+        raise OutcomeError(f"{target} already exists and is not empty (use --force to replace it)")
+    table = normalise(outcomes, str(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        _write_files(staging, table, manifest)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def export_into(run_dir: Path, outcomes: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
+    """Write the tables and the manifest into an existing run directory (a rerun's, beside its store),
+    each file atomically and the manifest last. Returns the table as written."""
+    table = normalise(outcomes, str(run_dir)) if not outcomes.empty else outcomes
+    _write_files(run_dir, table, manifest)
+    return table
+
+
+def _write_files(directory: Path, table: pd.DataFrame, manifest: Manifest) -> None:
+    writers: list[tuple[str, Callable[[Path], object]]] = [
+        (PARQUET, lambda p: table.to_parquet(p, index=False)),
+        (CSV, lambda p: table.to_csv(p, index=False)),
+        (MANIFEST, lambda p: p.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n")),
+    ]
+    for name, write in writers:
+        tmp = directory / f".{name}.tmp"
+        write(tmp)
+        os.replace(tmp, directory / name)
+
+
+def migrate_run(path: str | Path) -> Run:
+    """Rewrite a run directory of an older format in the current one (tables and manifest); the store
+    and other files are left alone. Returns the run as now written."""
+    run = load_run(path)
+    assert run.path is not None
+    export_into(run.path, run.outcomes, run.manifest)
+    return run
