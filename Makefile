@@ -39,9 +39,12 @@ setup-local: setup-core
 test: setup-core
 	$(PY) -m pytest -q
 
+# ruff, mypy (on the package as installed: scripts/typecheck_tree.py) and the layering contract.
 check: setup-core
-	$(VENV)/bin/ruff check reruns audit reports tests bench
+	$(VENV)/bin/ruff check sotacheck reruns audit reports data tests bench scripts
+	$(PY) scripts/typecheck_tree.py build/typecheck >/dev/null
 	$(VENV)/bin/mypy
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_layering.py
 
 bench: setup-core
 	$(PY) bench/bench_judge.py

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from sotacheck.audit.intervals import clustered_pass_rate
 from sotacheck.audit.paired import cmh_test, holm, mcnemar_exact, paired_bootstrap_difference, sign_flip_test
 from sotacheck.audit.power import mdd_paired_exact
-
 from sotacheck.core.rundir import OutcomeError, Run
 
 
@@ -90,6 +90,7 @@ def combine_runs(runs: list[Run]) -> pd.DataFrame:
     frames = []
     for run in runs:
         frame = run.outcomes.copy()
+        frame["label"] = frame["arm"]  # the arm as its run names it, before any prefix
         keys = set(frame[["arm", "dataset"]].drop_duplicates().itertuples(index=False, name=None))
         if keys & seen:
             frame["arm"] = run.name + ":" + frame["arm"]
@@ -209,14 +210,24 @@ def default_baseline(runs: list[Run], arms: list[str]) -> str:
     str
         An arm of ``arms``. Arm labels of reruns are the pipeline's name, with its parameters in brackets.
     """
-    pipelines = runs[0].meta.get("spec", {}).get("pipelines")
+    pipelines = (runs[0].manifest.spec or {}).get("pipelines")
     if pipelines and isinstance(pipelines[0], dict):
         first = pipelines[0].get("name")
-        own = set(runs[0].outcomes["arm"])
+        own = runs[0].outcomes.drop_duplicates("arm").set_index("arm")["pipeline"]
         for arm in arms:
-            if arm in own and arm.split("[", 1)[0] == first:
+            if arm in own.index and own[arm] == first:
                 return arm
     return arms[0]
+
+
+def paper_defaults(runs: list[Run]) -> dict[str, dict[str, Any]]:
+    """Each pipeline's paper-default parameters as the runs recorded them (the first run naming a
+    pipeline wins): the setting a sweep is compared against."""
+    found: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for pipeline, params in run.manifest.pipeline_defaults.items():
+            found.setdefault(pipeline, dict(params))
+    return found
 
 
 def analyze(runs: list[Run], baseline: str | None = None, confidence_level: float = 0.95,

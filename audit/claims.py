@@ -21,11 +21,11 @@ from typing import Any, Literal
 
 import numpy as np
 from scipy import stats
+
 from sotacheck.audit.analysis import combine_runs, compare_arms
 from sotacheck.audit.claim_registry import Claim, ClaimsError, load_registry
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.audit.power import mdd_paired_exact, mdd_unpaired
-
 from sotacheck.core.rundir import Run
 
 Verdict = Literal["supported", "not significant", "unverifiable from what was published", "contradicted"]

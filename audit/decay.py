@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
-from sotacheck.audit.intervals import ConfidenceInterval
 
+from sotacheck.audit.intervals import ConfidenceInterval
 from sotacheck.core.errors import ArgumentError
 
 PAPER_MAX_ATTEMPTS = 5  # PyCapsule's cap on repair attempts

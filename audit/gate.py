@@ -20,10 +20,10 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+
 from sotacheck.audit.analysis import paired_outcomes
 from sotacheck.audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
 from sotacheck.audit.power import mdd_paired_exact
-
 from sotacheck.core.errors import InputError
 from sotacheck.core.rundir import Run
 

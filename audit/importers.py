@@ -144,7 +144,9 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
                          "passed": solved, "status": "error" if solved is None else None,
                          "calls": row.get("api_calls"), "prompt_tokens": _token_sum(row.get("prompt_tokens")),
                          "completion_tokens": _token_sum(row.get("completion_tokens"))})
-    return pd.DataFrame(rows), {"source": "mapcoder", "files": sources, "repairs": repairs}
+    # MapCoder's paper reports k = 5 exemplars and t = 5 debugging rounds as its main setting.
+    return pd.DataFrame(rows), {"source": "mapcoder", "files": sources, "repairs": repairs,
+                                "pipeline_defaults": {"MapCoder": {"k": 5, "t": 5}}}
 
 
 def import_humaneval_results(path: str | Path, arm: str | None = None, dataset: str = "humaneval"

@@ -21,10 +21,10 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
-from sotacheck.audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
 from statsmodels.stats.contingency_tables import StratifiedTable
 from statsmodels.stats.multitest import multipletests
 
+from sotacheck.audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
 from sotacheck.core.errors import ArgumentError
 
 Alternative = Literal["two-sided", "greater", "less"]

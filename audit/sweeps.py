@@ -4,47 +4,78 @@ across the sweep (a sweep is multiple testing)."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
+
 from sotacheck.audit.analysis import compare_arms, summarise_arm
 from sotacheck.audit.paired import holm
-
+from sotacheck.core.arms import parameters_of
 from sotacheck.core.rundir import OutcomeError
 
-_BRACKETED = re.compile(r"^(?P<name>[^\[]+)\[(?P<params>.*)\]$")
-_MAPCODER = re.compile(r"^MapCoder-(?P<k>\d+)-(?P<t>\d+)$")
+
+def arm_setting(table: pd.DataFrame, arm: str) -> dict[str, Any]:
+    """An arm's parameters, read from its ``param.*`` columns: ``codesim[d=2,p=3]`` → {d: 2, p: 3}
+    (typed as stored); an arm with none gives {}."""
+    rows = table.loc[table["arm"] == arm]
+    if rows.empty:
+        raise OutcomeError(f"no arm {arm!r} in the table")
+    return parameters_of({str(k): v for k, v in rows.iloc[0].items()})
 
 
-def arm_parameters(arm: str) -> dict[str, str]:
-    """Parameters encoded in an arm name: ``codesim[d=2,p=3]`` → {d: 2, p: 3}; MapCoder's released
-    ``MapCoder-5-3`` → {k: 5, t: 3}. An arm with none gives {}."""
-    match = _BRACKETED.match(arm)
-    if match:
-        pairs = [p.split("=", 1) for p in match.group("params").split(",") if p]
-        if any(len(p) != 2 for p in pairs):
-            raise OutcomeError(f"arm {arm!r}: parameters must be name=value pairs")
-        return {k.strip(): v.strip() for k, v in pairs}
-    match = _MAPCODER.match(arm)
-    if match:
-        return {"k": match.group("k"), "t": match.group("t")}
-    return {}
+def arm_family(table: pd.DataFrame, arm: str) -> str:
+    """The sweep an arm belongs to: its pipeline, with the run's name when ``combine_runs`` prefixed the run
+    (the same pipeline swept in two runs is two sweeps)."""
+    rows = table.loc[table["arm"] == arm]
+    if rows.empty:
+        raise OutcomeError(f"no arm {arm!r} in the table")
+    row = rows.iloc[0]
+    prefix = arm[: -len(row["label"])] if "label" in row and arm != row["label"] else ""
+    return f"{prefix}{row['pipeline']}"
 
 
-def arm_family(arm: str) -> str:
-    """An arm's name without its parameters, keeping a run prefix: ``codesim[d=2,p=3]`` → ``codesim``,
-    ``MapCoder-5-3`` → ``MapCoder``, ``runA:pycapsule[max_attempts=8]`` → ``runA:pycapsule``. The settings of
-    one sweep share a family; the same pipeline swept in two runs (prefixed by ``combine_runs``) does not."""
-    run, colon, name = arm.rpartition(":")
-    bare = name.split("-", 1)[0] if _MAPCODER.match(name) else name.split("[", 1)[0]
-    return f"{run}{colon}{bare}"
+def decay_arms(table: pd.DataFrame, dataset: str) -> list[tuple[int, str]]:
+    """The arms to fit a debug-decay curve to, with their ``max_attempts``: for a ``max_attempts`` sweep only
+    its largest setting (each smaller one is a prefix of it), per family and setting of the other parameters."""
+    cells = table[(table["dataset"] == dataset) & table["first_pass_attempt"].notna()]
+    largest: dict[tuple[str, tuple[tuple[str, Any], ...]], tuple[int, str]] = {}
+    for arm in dict.fromkeys(cells["arm"]):
+        params = arm_setting(table, arm)
+        if "max_attempts" not in params:
+            continue
+        others = tuple(sorted((k, v) for k, v in params.items() if k != "max_attempts"))
+        key = (arm_family(table, arm), others)
+        largest[key] = max(largest.get(key, (-1, arm)), (int(params["max_attempts"]), arm))
+    return list(largest.values())
+
+
+def find_sweeps(table: pd.DataFrame, dataset: str, defaults: Mapping[str, Mapping[str, Any]],
+                confidence_level: float = 0.95, n_resamples: int = 10_000, seed: int = 0) -> list[SweepResult]:
+    """Every sweep on ``dataset``: the arms of one family (see :func:`arm_family`) with parameters, when
+    there are at least two. Each is compared with the setting equal to its pipeline's paper defaults
+    (``defaults``: pipeline → parameters, as the runs recorded them), else with its first setting."""
+    arms = list(dict.fromkeys(table.loc[table["dataset"] == dataset, "arm"]))
+    families: dict[str, list[str]] = {}
+    for arm in arms:
+        if arm_setting(table, arm):
+            families.setdefault(arm_family(table, arm), []).append(arm)
+    found = []
+    for family, members in families.items():
+        if len(members) < 2:
+            continue
+        paper = defaults.get(family.rpartition(":")[2], {})
+        default = next((a for a in members if paper and all(arm_setting(table, a).get(k) == v
+                                                            for k, v in paper.items())), members[0])
+        found.append(sweep_table(table, dataset, default, members, confidence_level, n_resamples, seed))
+    return found
 
 
 @dataclass(frozen=True)
 class SweepRow:
     arm: str
-    setting: dict[str, str]
+    setting: dict[str, Any]
     is_default: bool
     n: int
     pass_rate: float
@@ -77,13 +108,13 @@ def sweep_table(table: pd.DataFrame, dataset: str, default_arm: str, arms: list[
     present = list(dict.fromkeys(table.loc[table["dataset"] == dataset, "arm"]))
     if default_arm not in present:
         raise OutcomeError(f"default arm {default_arm!r} is not on dataset {dataset!r}; arms: {present}")
-    arms = arms or [a for a in present if arm_parameters(a)]
+    arms = arms or [a for a in present if arm_setting(table, a)]
     if default_arm not in arms:
         arms = [default_arm, *arms]
     missing = [a for a in arms if a not in present]
     if missing:
         raise OutcomeError(f"sweep arm(s) {missing} not on dataset {dataset!r}")
-    settings = {a: arm_parameters(a) for a in arms}
+    settings = {a: arm_setting(table, a) for a in arms}
     every = tuple(dict.fromkeys(k for s in settings.values() for k in s))
     # The swept parameters are those that vary; one held fixed (the gate's base) is not an axis.
     names = tuple(n for n in every if len({s.get(n) for s in settings.values()}) > 1) or every

@@ -15,18 +15,16 @@ from typing import Any
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from sotacheck.audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix
+from sotacheck.audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix, paper_defaults
 from sotacheck.audit.claims import ClaimVerdict, audit_claims
 from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
+from sotacheck.audit.sweeps import SweepResult, arm_family, decay_arms, find_sweeps, setting_sort_key
 from sotacheck.core.rundir import OutcomeError, Run
-from sotacheck.audit.sweeps import SweepResult, arm_family, arm_parameters, setting_sort_key, sweep_table
 from sotacheck.reports import figures
 from sotacheck.reports.files import write_atomically
 from sotacheck.reports.tables import comparison_table, pass_rate_table, to_markdown
 
 TEMPLATES = Path(__file__).with_name("templates")
-PIPELINE_DEFAULTS = {"pycapsule": {"max_attempts": "5"}, "codesim": {"p": "5", "d": "5"},
-                     "mapcoder": {"k": "3", "t": "5"}, "MapCoder": {"k": "5", "t": "5"}, "gate": {"hold_budget": "3"}}
 
 
 @dataclass
@@ -59,20 +57,10 @@ def _table_html(markdown: str) -> str:
     return MarkdownIt("commonmark").enable("table").render(markdown)
 
 
-def _sweeps(table: Any, dataset: str) -> list[tuple[SweepResult, Figure | None]]:
+def _sweeps(table: Any, dataset: str, defaults: dict[str, dict[str, Any]]) -> list[tuple[SweepResult, Figure | None]]:
     out = []
-    arms = list(dict.fromkeys(table.loc[table["dataset"] == dataset, "arm"]))
-    by_pipeline: dict[str, list[str]] = {}
-    for arm in arms:
-        if arm_parameters(arm):
-            by_pipeline.setdefault(arm_family(arm), []).append(arm)
-    for pipeline, members in by_pipeline.items():
-        if len(members) < 2:
-            continue
-        defaults = PIPELINE_DEFAULTS.get(pipeline.rpartition(":")[2], {})
-        default = next((a for a in members if all(arm_parameters(a).get(k) == v for k, v in defaults.items())),
-                       members[0])
-        result = sweep_table(table, dataset, default, members)
+    for result in find_sweeps(table, dataset, defaults):
+        pipeline = arm_family(table, result.default_arm)
         figure = None
         if len(result.parameters) == 1:
             name = result.parameters[0]
@@ -98,17 +86,7 @@ def _sweeps(table: Any, dataset: str) -> list[tuple[SweepResult, Figure | None]]
 
 def _decays(table: Any, dataset: str) -> list[tuple[str, DecayResult | None, str, Figure | None]]:
     out: list[tuple[str, DecayResult | None, str, Figure | None]] = []
-    cells = table[(table["dataset"] == dataset) & table["first_pass_attempt"].notna()]
-    # A max_attempts sweep: each smaller setting is a prefix of the largest, so only the largest is fitted.
-    largest: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[int, str]] = {}
-    for arm in dict.fromkeys(cells["arm"]):
-        params = arm_parameters(arm)
-        if "max_attempts" not in params:
-            continue
-        others = tuple(sorted((k, v) for k, v in params.items() if k != "max_attempts"))
-        key = (arm_family(arm), others)
-        largest[key] = max(largest.get(key, (-1, arm)), (int(params["max_attempts"]), arm))
-    for max_attempts, arm in largest.values():
+    for max_attempts, arm in decay_arms(table, dataset):
         arm_cells = table[(table["arm"] == arm) & (table["dataset"] == dataset) & (table["status"] != "error")]
         first = arm_cells["first_pass_attempt"].astype("float").fillna(-1).to_numpy()
         try:
@@ -127,24 +105,24 @@ def _decays(table: Any, dataset: str) -> list[tuple[str, DecayResult | None, str
 
 
 def _provenance(run: Run) -> dict[str, Any]:
-    meta = run.meta
-    spec = meta.get("spec") or {}
-    dataset = meta.get("dataset") or {}
-    files = meta.get("files") or []
+    manifest = run.manifest
+    spec = manifest.spec or {}
+    dataset = manifest.dataset
+    files = manifest.files
+    leakage = manifest.leakage_check
     return {
-        "run": run.name, "source": meta.get("source", "unknown"),
-        "sotacheck": (meta.get("versions") or {}).get("sotacheck", meta.get("sotacheck_version", "unknown")),
-        "git_revision": meta.get("git_revision") or "not recorded",
-        "model": " @ ".join(meta.get("model_identity") or []) or "not recorded (imported logs)",
+        "run": run.name, "source": manifest.source, "sotacheck": manifest.sotacheck_version,
+        "git_revision": manifest.git_revision or "not recorded",
+        "model": manifest.model_identity.label() if manifest.model_identity else "not recorded (imported logs)",
         "seed": spec.get("seed", "not recorded"),
-        "dataset": dataset.get("name") or ", ".join(sorted({f.get("dataset", "") for f in files})) or "unknown",
-        "dataset_hash": dataset.get("content_hash") or "; ".join(f"{Path(f['file']).name}: {f['sha256'][:16]}"
-                                                                 for f in files) or "not recorded",
+        "dataset": (dataset.name if dataset else None) or ", ".join(sorted({f.get("dataset", "") for f in files}))
+        or "unknown",
+        "dataset_hash": (dataset.content_hash if dataset else None)
+        or "; ".join(f"{Path(f['file']).name}: {f['sha256'][:16]}" for f in files) or "not recorded",
         "harness": ", ".join(f"{k}={spec[k]}" for k in ("temperature", "max_tokens", "repeats", "limit",
                                                         "test_timeout_s", "request_timeout_s") if k in spec) or "–",
-        "leakage": (("clean" if meta["leakage_check"]["clean"] else "LEAKS FOUND")
-                    + f" ({meta['leakage_check']['requests_checked']} requests checked)")
-        if meta.get("leakage_check") else "not applicable (no prompts recorded)",
+        "leakage": (("clean" if leakage["clean"] else "LEAKS FOUND") + f" ({leakage['requests_checked']} requests checked)")
+        if leakage else "not applicable (no prompts recorded)",
     }
 
 
@@ -154,6 +132,7 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
         raise OutcomeError("no runs given")
     analysis = analyze(runs, baseline)
     table = combine_runs(runs)
+    defaults = paper_defaults(runs)
     claims = audit_claims(claims_files, runs, dataset_sizes) if claims_files else []
     counts: dict[str, int] = {verdict: n for verdict, n in Counter(v.verdict for v in claims).items()}
     missing = []
@@ -199,7 +178,7 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
         model.figures.append(Figure(f"Per-problem outcomes on {dataset}", f"Heat map of the share of repeats "
                                     f"solved, {len(names)} arms by {len(problems)} problems on {dataset}",
                                     figures.outcome_heatmap(matrix, names, f"{dataset}: per-problem outcomes")))
-        model.sweeps.extend(_sweeps(table, dataset))
+        model.sweeps.extend(_sweeps(table, dataset, defaults))
         model.decays.extend(_decays(table, dataset))
     model.provenance = [_provenance(run) for run in runs]
     return model

@@ -304,12 +304,12 @@ def _worker_pool(limits: SandboxLimits) -> Any:
 
 def _cell_task(arm_name: str, params: dict[str, Any], dataset: Dataset, index: int, repeat: int, spec: Any,
                gateway: Any, identity: str, endpoint: str, replay: bool, concurrency: int) -> tuple[int, int, int]:
-    from sotacheck.reruns.pipelines import make_arm
+    from sotacheck.reruns.pipelines import Arm
     from sotacheck.reruns.run import run_cell
 
     client = GatewayClient(gateway, identity, endpoint)
     pool = _worker_pool(SandboxLimits(test_timeout_s=spec.test_timeout_s))
-    arm = make_arm(arm_name, params)
+    arm = Arm.of(arm_name, params)
 
     async def run() -> tuple[int, int, int]:
         return await run_cell(arm, dataset.problems[index], repeat, spec, dataset, client, client, pool,

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from sotacheck.reruns.benchmarks.problem import Problem
+from sotacheck.reruns.benchmarks.problem import Problem, ProblemView
 from sotacheck.reruns.crashpoints import crash_point
 from sotacheck.reruns.model.base import ChatModel, ChatRequest, Message, ModelCallFailed, SamplingParams, cache_key
 from sotacheck.reruns.sandbox.judge import judge_hidden, run_visible
@@ -48,12 +48,16 @@ class CellState:
 
 
 class PipelineContext:
-    def __init__(self, problem: Problem, cell: CellKey, params: dict[str, Any], model: ChatModel, store: CellStore,
-                 pool: SandboxPool, sampling: SamplingParams, base_seed: int, replay: bool = False,
+    """``problem`` is what the pipeline may see (a :class:`ProblemView`: no hidden tests, no canonical
+    solution); the whole problem stays private to the context, which judges with it. A pipeline's
+    parameters are not here: ``run(ctx, params)`` receives them, typed."""
+
+    def __init__(self, problem: Problem, cell: CellKey, model: ChatModel, store: CellStore, pool: SandboxPool,
+                 sampling: SamplingParams, base_seed: int, replay: bool = False,
                  model_semaphore: asyncio.Semaphore | None = None) -> None:
-        self.problem = problem
+        self._problem = problem
+        self.problem = ProblemView.of(problem)
         self.cell = cell
-        self.params = params
         self._model = model
         self._store = store
         self._pool = pool
@@ -90,7 +94,7 @@ class PipelineContext:
     async def chat(self, messages: Sequence[tuple[str, str]], stage: str) -> str:
         """Send one chat request (or replay it from the store) and return the reply text."""
         call_path = self._next_path(stage)
-        seed = derive_seed(self._base_seed, self.problem.id, self.cell.repeat, call_path)
+        seed = derive_seed(self._base_seed, self._problem.id, self.cell.repeat, call_path)
         request = ChatRequest(tuple(Message(role, content) for role, content in messages), self._sampling, seed)
         key = cache_key(self._model.identity, self._model.endpoint, request, self.cell.repeat)
         call_id = hashlib.sha256(f"{self.cell.as_tuple()}|{call_path}".encode()).hexdigest()[:32]
@@ -107,7 +111,7 @@ class PipelineContext:
                                      stored.completion_tokens or 0, 0.0, [], served_from=stored.served_label)
             return self._account(stored.response or "", stored.prompt_tokens, stored.completion_tokens)
         if self._replay:
-            message = f"replay: no stored response for call {call_path} of {self.cell.arm}/{self.problem.id}/" \
+            message = f"replay: no stored response for call {call_path} of {self.cell.arm}/{self._problem.id}/" \
                       f"repeat {self.cell.repeat} (call id {call_id})"
             self._store.fail_call(call_id, message, [])
             raise ReplayMiss(message)
@@ -134,7 +138,7 @@ class PipelineContext:
     async def run_visible_tests(self, code: str) -> ExecutionResult:
         """Run the visible tests on ``code``; the observation is bound to the call that produced it."""
         started = time.monotonic()
-        result = await asyncio.to_thread(run_visible, self._pool, self.problem, code)
+        result = await asyncio.to_thread(run_visible, self._pool, self._problem, code)
         self.executions[code] = result
         self._store.observe(self.cell, self._observations, self.last_call_id, "visible_tests",
                             {"status": result.status, "tests": [asdict(t) for t in result.tests],
@@ -147,7 +151,7 @@ class PipelineContext:
         Returns nothing: the pipeline never learns the result, so it cannot steer by hidden tests."""
         if self.state.record.get("first_pass_attempt") is not None:
             return
-        result = await asyncio.to_thread(judge_hidden, self._pool, self.problem, code)
+        result = await asyncio.to_thread(judge_hidden, self._pool, self._problem, code)
         self._store.observe(self.cell, 5_000 + attempt, self.last_call_id, "hidden_measure",
                             {"attempt": attempt, "status": result.status})
         if result.passed:

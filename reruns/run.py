@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,10 @@ from sotacheck.reruns.context import CellError, PipelineContext
 from sotacheck.reruns.crashpoints import crash_point
 from sotacheck.core.errors import SotacheckError
 from sotacheck.reruns.leakage import check_leakage
-from sotacheck.reruns.model.base import ChatModel, ChatRequest, ChatResponse, SamplingParams
-from sotacheck.reruns.pipelines import Arm, make_arm
+from sotacheck.reruns.model import registry as backends
+from sotacheck.reruns.model.base import ChatModel, SamplingParams
+from sotacheck.reruns.model.retry import RetryPolicy
+from sotacheck.reruns.pipelines import Arm
 from sotacheck.reruns.sandbox.judge import judge_hidden
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.result import SandboxLimits
@@ -65,11 +66,11 @@ class RunSpec(BaseModel):
         if not value:
             raise ValueError("at least one pipeline is needed")
         for spec in value:
-            make_arm(spec.name, spec.params)  # raises on an unknown pipeline or parameter
+            Arm.of(spec.name, spec.params)  # the registry's one check: an unknown pipeline or a bad parameter
         return value
 
     def arms(self) -> list[Arm]:
-        return [make_arm(p.name, p.params) for p in self.pipelines]
+        return [Arm.of(p.name, p.params) for p in self.pipelines]
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(self.temperature, self.top_p, self.max_tokens)
@@ -94,67 +95,16 @@ def validate_spec(raw: Any, where: str) -> RunSpec:
         raise SotacheckError(f"{where}: {exc}") from None
 
 
-class ReplayModel:
-    """Serves nothing: in replay every call must be found in the store (a miss is an error naming it)."""
-
-    def __init__(self, identity: str, endpoint: str) -> None:
-        self._identity, self._endpoint = identity, endpoint
-
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    @property
-    def endpoint(self) -> str:
-        return self._endpoint
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:  # pragma: no cover - never reached
-        raise SotacheckError("replay model cannot answer")
-
-
-@asynccontextmanager
-async def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, replay: bool,
-                     server_log: Path | None = None) -> AsyncIterator[ChatModel]:
-    """The model for a spec: the embedded local server, any GGUF, or an OpenAI-compatible URL."""
-    if replay:
-        if stored_identity is None:
-            raise SotacheckError("replay needs a run that recorded its model identity")
-        yield ReplayModel(*stored_identity)
-        return
-    from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel, RetryPolicy
-
+def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, replay: bool,
+               server_log: Path | None = None) -> AbstractAsyncContextManager[ChatModel]:
+    """``async with open_model(...) as model:`` the model a spec names, through the back-end registry
+    (``reruns.model.registry``): the embedded local server, any GGUF, an OpenAI-compatible URL, the
+    loopback test endpoint, or, in replay, the recorded identity serving nothing."""
     retry = RetryPolicy(max_tries=spec.max_tries, timeout_s=spec.request_timeout_s,
                         budget_s=max(120.0, 2 * spec.request_timeout_s))
-
-    if spec.model == "local" or spec.model.startswith("gguf:"):
-        from sotacheck.reruns.model.local import GGUF_SHA256, LOCAL_MODEL_ID, LOCAL_SERVER_MODE, LocalServer, assemble_gguf, sha256_of
-
-        if spec.model == "local":
-            gguf, digest, alias = assemble_gguf(), GGUF_SHA256, LOCAL_MODEL_ID
-        else:
-            gguf = Path(spec.model.removeprefix("gguf:"))
-            if not gguf.is_file():
-                raise SotacheckError(f"GGUF file {gguf} does not exist")
-            digest, alias = sha256_of(gguf), gguf.stem
-        server = await asyncio.to_thread(LocalServer(gguf, model_alias=alias, log_file=server_log).start)
-        try:
-            model = OpenAICompatibleModel(server.base_url, alias, retry=retry,
-                                          endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}:{LOCAL_SERVER_MODE}")
-            try:
-                yield model
-            finally:
-                await model.close()
-        finally:
-            await asyncio.to_thread(server.stop)
-        return
-    if not spec.model_name:
-        raise SotacheckError("an OpenAI-compatible --model URL needs --model-name")
-    model = OpenAICompatibleModel(spec.model, spec.model_name, api_key_env=spec.api_key_env, retry=retry)
-    try:
-        await model.preflight()
-        yield model
-    finally:
-        await model.close()
+    return backends.open_model(backends.ModelTarget(
+        "replay" if replay else spec.model, spec.model_name, spec.api_key_env, retry, server_log, stored_identity,
+        spec.dataset, spec.data_dir))
 
 
 @dataclass
@@ -173,8 +123,7 @@ async def run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, datas
                     store: CellStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore
                     ) -> tuple[int, int, int]:
     cell = CellKey(arm.name, dataset.name, problem.id, repeat)
-    ctx = PipelineContext(problem, cell, arm.param_dict(), model, store, pool, spec.sampling(), spec.seed, replay,
-                          semaphore)
+    ctx = PipelineContext(problem, cell, model, store, pool, spec.sampling(), spec.seed, replay, semaphore)
     started = time.monotonic()
     status: str = "failed"
     passed: bool | None = False

@@ -92,7 +92,8 @@ def gate(baseline: RunLike, candidate: RunLike, baseline_arm: str | None = None,
          dataset: str | None = None, settings: GateSettings | None = None) -> GateResult:
     """The CI regression gate: does ``candidate`` pass fewer problems than ``baseline``, beyond noise?
     Its ``exit_code`` is 0 (pass) or 1 (regression); unusable input raises ``GateInputError`` (exit 2)."""
-    from sotacheck.audit.gate import GateSettings, gate as run_gate
+    from sotacheck.audit.gate import GateSettings
+    from sotacheck.audit.gate import gate as run_gate
 
     base, cand = _runs([baseline]), _runs([candidate])
     return run_gate(base[0], cand[0], baseline_arm, candidate_arm, dataset, settings or GateSettings())

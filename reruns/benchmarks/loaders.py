@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sotacheck.core.errors import DataFileNotFound, SotacheckError
 from sotacheck.reruns.benchmarks.datadir import ENV_VAR, find_data_file
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
-from sotacheck.core.errors import DataFileNotFound, SotacheckError
 
 HUMANEVAL_WST = "benchmarks/humaneval/HumanEvalWST.jsonl"
 HUMANEVAL_ET = "benchmarks/humaneval/HumanEvalET.jsonl"

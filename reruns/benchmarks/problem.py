@@ -37,6 +37,22 @@ class Problem:
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class ProblemView:
+    """What a pipeline sees of a problem: the prompt, the entry point and the visible tests. It has no
+    hidden tests, no canonical solution and no test set-up, so a pipeline cannot read them by accident; the
+    leakage check over the stored requests stays as the second line of defence."""
+
+    id: str
+    prompt: str
+    entry_point: str
+    visible_tests: tuple[str, ...]
+
+    @classmethod
+    def of(cls, problem: Problem) -> ProblemView:
+        return cls(problem.id, problem.prompt, problem.entry_point, problem.visible_tests)
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A named, ordered collection of problems with a content hash over all of them."""

@@ -8,6 +8,7 @@ mismatch is refused. ``LocalServer`` starts the server on a free port, waits for
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import importlib.util
 import os
@@ -17,11 +18,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
-from sotacheck.core.errors import SotacheckError
+from sotacheck.core.errors import InputError, SotacheckError, UsageError
+from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
+
+if TYPE_CHECKING:
+    from sotacheck.reruns.model.registry import ModelTarget
 
 GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 GGUF_SIZE = 491_400_064
@@ -159,3 +167,38 @@ class LocalServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+# --- the back-ends ``local`` and ``gguf:PATH`` ------------------------------------------------------------------
+@asynccontextmanager
+async def open_local(target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]:
+    """The embedded model (assembled from its chunk packages and verified on first use)."""
+    if target.model != "local":
+        raise UsageError(f"--model {target.model!r}: the embedded model is named just 'local'")
+    async with _served(assemble_gguf(), GGUF_SHA256, LOCAL_MODEL_ID, target) as model:
+        yield model
+
+
+@asynccontextmanager
+async def open_gguf(target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]:
+    """Any GGUF file, ``gguf:PATH``; its SHA-256 names the endpoint."""
+    gguf = Path(target.model.removeprefix("gguf:"))
+    if not gguf.is_file():
+        raise InputError(f"GGUF file {gguf} does not exist")
+    async with _served(gguf, sha256_of(gguf), gguf.stem, target) as model:
+        yield model
+
+
+@asynccontextmanager
+async def _served(gguf: Path, digest: str, alias: str, target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]:
+    server = await asyncio.to_thread(LocalServer(gguf, model_alias=alias, log_file=target.server_log).start)
+    try:
+        # the port changes every start, the weights' hash does not: that is the endpoint in the cache key
+        model = OpenAICompatibleModel(server.base_url, alias, retry=target.retry,
+                                      endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}:{LOCAL_SERVER_MODE}")
+        try:
+            yield model
+        finally:
+            await model.close()
+    finally:
+        await asyncio.to_thread(server.stop)

@@ -4,6 +4,9 @@ Either it answers instantly from a ``responder`` (a scripted model: it drives co
 measures harness throughput, never evidence that a method works), or it proxies to an ``upstream`` real
 server. Either way it logs every request it receives (time, a key of messages + seed) and can inject
 faults: HTTP 429 and 500, connection resets, stalls past the client's timeout, malformed JSON.
+
+As the model back-end ``loopback`` (``--model loopback``) it answers with the run's dataset's canonical
+solutions, a wrong body for every third seed (:func:`canonical_responder`).
 """
 
 from __future__ import annotations
@@ -15,15 +18,24 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from sotacheck.core.errors import UsageError
+from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
+
+if TYPE_CHECKING:
+    from sotacheck.reruns.model.registry import ModelTarget
+
 Responder = Callable[[dict[str, Any]], str]
 FAULTS = ("429", "500", "reset", "stall", "malformed")
+# The back-end's endpoint identity: stable across starts (the port is not), so a resumed run reuses its calls.
+LOOPBACK_ENDPOINT = "loopback:canonical:fail_every=3"
 
 
 def request_key(body: dict[str, Any]) -> str:
@@ -190,3 +202,23 @@ def canonical_responder(solutions: dict[str, str], fail_every: int = 3) -> Respo
         return "I cannot help with that."
 
     return respond
+
+
+@asynccontextmanager
+async def open_loopback(target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]:
+    """The back-end ``loopback``, for tests: a scripted endpoint on 127.0.0.1 for the ``with`` block."""
+    from sotacheck.reruns.benchmarks.loaders import load_dataset
+
+    if target.model != "loopback":
+        raise UsageError(f"--model {target.model!r}: the scripted test endpoint is named just 'loopback'")
+    if target.dataset is None:
+        raise UsageError("--model loopback answers from a dataset's canonical solutions: give the run's dataset")
+    problems = load_dataset(target.dataset, target.data_dir).problems
+    responder = canonical_responder({p.entry_point: p.prompt + (p.canonical_solution or "") for p in problems})
+    with LoopbackServer(responder) as server:
+        model = OpenAICompatibleModel(server.base_url, target.model_name or "loopback", retry=target.retry,
+                                      endpoint_identity=LOOPBACK_ENDPOINT)
+        try:
+            yield model
+        finally:
+            await model.close()

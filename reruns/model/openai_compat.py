@@ -1,32 +1,44 @@
-"""Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp's server, Ollama, ...).
+"""Any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp's server, Ollama, ...): the
+``http://`` and ``https://`` back-ends, and the client the ``local``, ``gguf:`` and ``loopback`` ones use.
 
-Retries with exponential backoff and full jitter on HTTP 429, 5xx, connection errors, timeouts and
-malformed responses, within a budget of tries and seconds; every try is recorded in the response (or in
-the ``ModelCallFailed`` it raises), so a retried call is visible in the store.
+Each call goes through the shared retry wrapper (:mod:`.retry`): HTTP 429, 5xx, connection errors, timeouts
+and malformed responses are tried again within the policy's tries and seconds; every try is recorded in the
+response (or in the ``ModelCallFailed`` it raises), so a retried call is visible in the store.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import random
-import time
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from sotacheck.core.errors import SotacheckError
-from sotacheck.reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
+from sotacheck.core.errors import SotacheckError, UsageError
+from sotacheck.reruns.model.base import ChatRequest, ChatResponse, ModelCallFailed
+from sotacheck.reruns.model.retry import RetryPolicy, TryFailed, with_retries
+
+if TYPE_CHECKING:
+    from sotacheck.reruns.model.registry import ModelTarget
+
+# Reaching the endpoint before the run: a few tries, 0.5 s, 1 s, ... apart, no jitter.
+_PREFLIGHT = RetryPolicy(max_tries=3, base_delay_s=0.5, jitter=False, budget_s=60.0)
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_tries: int = 6
-    base_delay_s: float = 0.5
-    max_delay_s: float = 20.0
-    budget_s: float = 120.0
-    timeout_s: float = 300.0
+@asynccontextmanager
+async def open_openai_compatible(target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]:
+    """The back-end for an ``http(s)://`` URL: checked with ``GET /models`` before any call."""
+    if not target.model_name:
+        raise UsageError("an OpenAI-compatible --model URL needs --model-name")
+    model = OpenAICompatibleModel(target.model, target.model_name, api_key_env=target.api_key_env, retry=target.retry)
+    try:
+        await model.preflight()
+        yield model
+    finally:
+        await model.close()
 
 
 class OpenAICompatibleModel:
@@ -58,28 +70,31 @@ class OpenAICompatibleModel:
 
     async def preflight(self, tries: int = 3) -> None:
         """Before any call: the endpoint answers ``GET /models`` and, when it lists models, serves ours."""
-        last = ""
-        for attempt in range(tries):
+
+        async def list_models() -> httpx.Response:
             try:
-                response = await self._client.get(f"{self.base_url}/models", timeout=10)
+                return await self._client.get(f"{self.base_url}/models", timeout=10)
             except httpx.HTTPError as exc:
-                last = str(exc) or type(exc).__name__
-                await asyncio.sleep(0.5 * 2**attempt)
-                continue
-            if response.status_code == 404:
-                return  # an endpoint without a model list: nothing to check
-            if response.status_code != 200:
-                raise SotacheckError(f"the model endpoint {self.base_url} answered GET /models with HTTP "
-                                     f"{response.status_code}: {response.text[:200]}")
-            try:
-                served = [m["id"] for m in response.json().get("data", [])]
-            except (ValueError, KeyError, TypeError, AttributeError):
-                return
-            if served and self.model not in served:
-                raise SotacheckError(f"the model endpoint {self.base_url} does not serve model {self.model!r}; "
-                                     f"it serves: {', '.join(served)}")
+                raise TryFailed("connection error", str(exc) or type(exc).__name__, retryable=True) from None
+
+        try:
+            policy = replace(_PREFLIGHT, max_tries=tries)
+            response = (await with_retries(list_models, policy, self._random, self.base_url)).value
+        except ModelCallFailed as exc:
+            raise SotacheckError(f"cannot reach the model endpoint {self.base_url} ({exc.attempts[-1].detail}); "
+                                 "no call was made") from None
+        if response.status_code == 404:
+            return  # an endpoint without a model list: nothing to check
+        if response.status_code != 200:
+            raise SotacheckError(f"the model endpoint {self.base_url} answered GET /models with HTTP "
+                                 f"{response.status_code}: {response.text[:200]}")
+        try:
+            served = [m["id"] for m in response.json().get("data", [])]
+        except (ValueError, KeyError, TypeError, AttributeError):
             return
-        raise SotacheckError(f"cannot reach the model endpoint {self.base_url} ({last}); no call was made")
+        if served and self.model not in served:
+            raise SotacheckError(f"the model endpoint {self.base_url} does not serve model {self.model!r}; "
+                                 f"it serves: {', '.join(served)}")
 
     async def close(self) -> None:
         await self._client.aclose()
@@ -95,41 +110,27 @@ class OpenAICompatibleModel:
         return payload
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        attempts: list[Attempt] = []
-        started = time.monotonic()
-        for attempt in range(self.retry.max_tries):
-            t0 = time.monotonic()
-            outcome, detail, retryable = "ok", "", False
-            try:
-                response = await self._client.post(f"{self.base_url}/chat/completions", json=self._payload(request))
-            except httpx.TimeoutException as exc:
-                outcome, detail, retryable = "timeout", str(exc) or type(exc).__name__, True
-            except httpx.TransportError as exc:
-                outcome, detail, retryable = "connection error", str(exc) or type(exc).__name__, True
-            else:
-                if response.status_code == 429 or response.status_code >= 500:
-                    outcome, detail, retryable = f"http {response.status_code}", response.text[:200], True
-                elif response.status_code >= 400:
-                    outcome, detail = f"http {response.status_code}", response.text[:300]
-                else:
-                    try:
-                        parsed = _parse(response.json())
-                    except (ValueError, KeyError, IndexError, TypeError) as exc:
-                        outcome, detail, retryable = "malformed response", f"{type(exc).__name__}: {exc}", True
-                    else:
-                        text, finish, prompt_tokens, completion_tokens = parsed
-                        attempts.append(Attempt("ok", time.monotonic() - t0))
-                        return ChatResponse(text, finish, prompt_tokens, completion_tokens,
-                                            time.monotonic() - started, tuple(attempts))
-            attempts.append(Attempt(outcome, time.monotonic() - t0, detail))
-            elapsed = time.monotonic() - started
-            if not retryable or attempt == self.retry.max_tries - 1 or elapsed >= self.retry.budget_s:
-                break
-            delay = self._random.uniform(0, min(self.retry.max_delay_s, self.retry.base_delay_s * 2 ** attempt))
-            await asyncio.sleep(min(delay, max(0.0, self.retry.budget_s - elapsed)))
-        last = attempts[-1]
-        raise ModelCallFailed(f"{self.base_url}: {last.outcome} after {len(attempts)} tr"
-                              f"{'y' if len(attempts) == 1 else 'ies'}: {last.detail[:200]}", tuple(attempts))
+        payload = self._payload(request)
+        retried = await with_retries(lambda: self._try(payload), self.retry, self._random, self.base_url)
+        text, finish, prompt_tokens, completion_tokens = retried.value
+        return ChatResponse(text, finish, prompt_tokens, completion_tokens, retried.elapsed_s, retried.attempts)
+
+    async def _try(self, payload: dict[str, Any]) -> tuple[str, str | None, int, int]:
+        """One POST; a failure says whether another try may help (429, 5xx, transport, malformed: yes)."""
+        try:
+            response = await self._client.post(f"{self.base_url}/chat/completions", json=payload)
+        except httpx.TimeoutException as exc:
+            raise TryFailed("timeout", str(exc) or type(exc).__name__, retryable=True) from None
+        except httpx.TransportError as exc:
+            raise TryFailed("connection error", str(exc) or type(exc).__name__, retryable=True) from None
+        if response.status_code == 429 or response.status_code >= 500:
+            raise TryFailed(f"http {response.status_code}", response.text[:200], retryable=True)
+        if response.status_code >= 400:
+            raise TryFailed(f"http {response.status_code}", response.text[:300], retryable=False)
+        try:
+            return _parse(response.json())
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise TryFailed("malformed response", f"{type(exc).__name__}: {exc}", retryable=True) from None
 
 
 def _parse(body: Any) -> tuple[str, str | None, int, int]:

@@ -17,11 +17,13 @@ Calls per problem: at least 3, at most p·(4 + d). Defaults p = d = 5.
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
-from sotacheck.reruns.pipelines.pycapsule_executor import process_error
+from sotacheck.reruns.pipelines.feedback import process_error
+from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
 
-DEFAULTS: dict[str, object] = {"p": 5, "d": 5}
 SYSTEM = "You are an expert competitive programmer who plans carefully and checks plans by simulation."
 
 
@@ -59,12 +61,14 @@ def needs_modification(simulation: str) -> bool:
     return "modification needed" in text and "no need to modify" not in text
 
 
-async def run(ctx: PipelineContext) -> None:
+class Params(PipelineParams):
+    p: int = Field(default=5, ge=1, description="plans to try")
+    d: int = Field(default=5, ge=0, description="debugging rounds per plan")
+
+
+async def run(ctx: PipelineContext, params: Params) -> None:
     problem = ctx.problem
-    p, d = int(ctx.params["p"]), int(ctx.params["d"])
-    if p < 1 or d < 0:
-        ctx.submit(None, f"CodeSim needs p >= 1 and d >= 0, got p={p}, d={d}")
-        return
+    p, d = params.p, params.d
     code: str | None = None
     for i in range(p):
         with ctx.scope("plan", i):
@@ -94,3 +98,6 @@ async def run(ctx: PipelineContext) -> None:
                 code = last_code_block(reply) or code
     ctx.state.record["returned_at"] = {"plan": p, "debug": d, "exhausted": True}
     ctx.submit(code, f"no plan passed the visible tests (p={p}, d={d})" if code else "no code block in any reply")
+
+
+PIPELINE = Pipeline("codesim", Params, run)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
+from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
 
-DEFAULTS: dict[str, object] = {}
 SYSTEM = "You are an expert Python programmer who reasons carefully before coding."
 
 
@@ -15,7 +15,14 @@ def instruction(prompt: str) -> str:
             f"single ```python code block at the end.\n\n```python\n{prompt.rstrip()}\n```")
 
 
-async def run(ctx: PipelineContext) -> None:
+class Params(PipelineParams):
+    """No parameters."""
+
+
+async def run(ctx: PipelineContext, params: Params) -> None:
     reply = await ctx.chat([("system", SYSTEM), ("user", instruction(ctx.problem.prompt))], stage="reason")
     code = last_code_block(reply)
     ctx.submit(code, None if code else "the reply had no code block")
+
+
+PIPELINE = Pipeline("cot", Params, run)

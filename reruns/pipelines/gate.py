@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import ast
 
+from pydantic import Field, field_validator
+
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
-from sotacheck.reruns.pipelines.pycapsule_executor import process_error
+from sotacheck.reruns.pipelines.feedback import process_error
+from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams, get_pipeline, names
 
-DEFAULTS: dict[str, object] = {"base": "direct", "hold_budget": 3}
 SYSTEM = "You are an expert Python programmer. Answer with code only."
 
 
@@ -70,17 +72,22 @@ def revision_prompt(problem: str, code: str | None, gap: list[str], errors: str)
             "```python code block.")
 
 
-async def run(ctx: PipelineContext) -> None:
-    from sotacheck.reruns.pipelines import MODULES
+class Params(PipelineParams):
+    base: str = Field(default="direct", description="the pipeline whose submission is gated (run with its defaults)")
+    hold_budget: int = Field(default=3, ge=0, description="holds before a forced release")
 
-    base, budget = str(ctx.params["base"]), int(ctx.params["hold_budget"])
-    if base not in MODULES or base == "gate":
-        ctx.submit(None, f"gate: unknown base pipeline {base!r}")
-        return
-    if budget < 0:
-        ctx.submit(None, f"gate: hold_budget must be >= 0, got {budget}")
-        return
-    await MODULES[base].run(ctx)
+    @field_validator("base")
+    @classmethod
+    def _registered_and_not_the_gate(cls, value: str) -> str:
+        choices = [name for name in names() if name != "gate"]
+        if value not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}, got {value!r}")
+        return value
+
+
+async def run(ctx: PipelineContext, params: Params) -> None:
+    base, budget = get_pipeline(params.base), params.hold_budget
+    await base.run(ctx, base.defaults())
     if budget == 0:
         return
     holds: list[dict[str, object]] = ctx.state.record.setdefault("holds", [])
@@ -109,3 +116,6 @@ async def run(ctx: PipelineContext) -> None:
                                    stage="revise")
         code = last_code_block(reply) or code
     ctx.submit(code)
+
+
+PIPELINE = Pipeline("gate", Params, run)

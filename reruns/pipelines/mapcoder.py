@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import re
 
+from pydantic import Field
+
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
-from sotacheck.reruns.pipelines.pycapsule_executor import process_error
+from sotacheck.reruns.pipelines.feedback import process_error
+from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
 
-DEFAULTS: dict[str, object] = {"k": 3, "t": 5}
 SYSTEM = "You are an expert programmer and a patient teacher of algorithms."
 _EXAMPLE = re.compile(r"^#+\s*example\s*\d+.*$", re.IGNORECASE | re.MULTILINE)
 _TUTORIAL = re.compile(r"^#+\s*(algorithm|tutorial).*$", re.IGNORECASE | re.MULTILINE)
@@ -75,12 +77,14 @@ def parse_confidence(reply: str) -> int:
     return max(0, min(100, int(matches[-1]))) if matches else 0
 
 
-async def run(ctx: PipelineContext) -> None:
+class Params(PipelineParams):
+    k: int = Field(default=3, ge=1, description="exemplars recalled (one plan each)")
+    t: int = Field(default=5, ge=0, description="debugging rounds per plan")
+
+
+async def run(ctx: PipelineContext, params: Params) -> None:
     problem = ctx.problem
-    k, t = int(ctx.params["k"]), int(ctx.params["t"])
-    if k < 1 or t < 0:
-        ctx.submit(None, f"MapCoder needs k >= 1 and t >= 0, got k={k}, t={t}")
-        return
+    k, t = params.k, params.t
     samples = "\n".join(problem.visible_tests) or "(none given)"
     retrieval = await ctx.chat([("system", SYSTEM), ("user", retrieval_prompt(problem.prompt, k))], stage="retrieve")
     exemplars, tutorial = split_exemplars(retrieval, k)
@@ -118,3 +122,6 @@ async def run(ctx: PipelineContext) -> None:
                 plan = revised or plan
                 code = last_code_block(reply) or code
     ctx.submit(code, "no plan passed the visible tests" if code else "no code block in any reply")
+
+
+PIPELINE = Pipeline("mapcoder", Params, run)

@@ -14,11 +14,14 @@ for the record only, never shown to the programmer) first pass is recorded for t
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
-from sotacheck.reruns.pipelines.pycapsule_executor import process_error, signature_from, strip_example_calls
+from sotacheck.reruns.pipelines.feedback import process_error
+from sotacheck.reruns.pipelines.pycapsule_executor import signature_from, strip_example_calls
+from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
 
-DEFAULTS: dict[str, object] = {"max_attempts": 5}
 PERSONA = ("You are a meticulous Python programmer. You think briefly and step by step, then write clean, "
            "correct code.")
 
@@ -35,12 +38,13 @@ def fix_prompt(prompt: str, previous: str, error: str) -> str:
             "give the complete corrected function in one ```python code block.")
 
 
-async def run(ctx: PipelineContext) -> None:
+class Params(PipelineParams):
+    max_attempts: int = Field(default=5, ge=0, description="fix attempts after the first generation")
+
+
+async def run(ctx: PipelineContext, params: Params) -> None:
     problem = ctx.problem
-    max_attempts = int(ctx.params["max_attempts"])
-    if max_attempts < 0:
-        ctx.submit(None, f"max_attempts must be >= 0, got {max_attempts}")
-        return
+    max_attempts = params.max_attempts
     signature = signature_from(problem.prompt, problem.entry_point,
                                problem.visible_tests[0] if problem.visible_tests else None)
     reply = await ctx.chat([("system", PERSONA), ("user", generation_prompt(problem.prompt, signature.describe()))],
@@ -68,3 +72,6 @@ async def run(ctx: PipelineContext) -> None:
                                stage="fix")
         code = last_code_block(reply) or None
     ctx.submit(code, f"no attempt passed the visible tests in {max_attempts + 1}")
+
+
+PIPELINE = Pipeline("pycapsule", Params, run)

@@ -1,13 +1,10 @@
-"""PyCapsule's deterministic executor modules (no model involved): the signature converter, the
-example-call detector and the error handler."""
+"""PyCapsule's deterministic executor modules (no model involved): the signature converter and the
+example-call detector. Its error handler, which other pipelines share, is :mod:`.feedback`."""
 
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
-
-from sotacheck.reruns.sandbox.result import ExecutionResult
 
 
 @dataclass(frozen=True)
@@ -76,46 +73,3 @@ def _runs_at_import(node: ast.stmt) -> bool:
         value = node.value
         return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
     return False
-
-
-_FRAME = re.compile(r'File "<(candidate|test)>(?:\[\d+\])?", line (\d+)')
-
-
-@dataclass(frozen=True)
-class ProcessedError:
-    label: str
-    message: str
-
-    def render(self) -> str:
-        return f"{self.label}\n{self.message}"
-
-
-def process_error(result: ExecutionResult, visible_tests: tuple[str, ...], max_chars: int = 1200) -> ProcessedError:
-    """The error handler: which visible test failed and how, the traceback reduced to the candidate's own
-    frames (the sandbox already drops harness frames), the error type labelled, long output truncated."""
-    failure = result.first_failure
-    if result.status == "timeout":
-        label = "Timeout: the code did not finish in time (an infinite loop or a far too slow algorithm?)"
-    elif result.status == "memory_exceeded":
-        label = "MemoryError: the code used too much memory"
-    elif result.status == "crashed":
-        label = f"Crash: the process was killed ({result.exception_type})"
-    elif failure is None and result.exception_type:
-        label = f"{result.exception_type} while loading the code"
-    elif result.exception_type == "AssertionError":
-        label = "Wrong answer: a test's assertion failed"
-    else:
-        label = f"{result.exception_type or 'Error'} raised while running a test"
-    parts = []
-    if failure is not None and 0 <= failure.index < len(visible_tests):
-        parts.append(f"Failing test: {visible_tests[failure.index].strip()}")
-    feedback = result.feedback or result.message or ""
-    if result.exception_type == "RecursionError":
-        lines = feedback.splitlines()
-        feedback = "\n".join([*lines[:6], "  ... (repeated frames removed) ...", *lines[-4:]]) if len(lines) > 12 else feedback
-    if feedback:
-        parts.append(feedback.strip())
-    message = "\n".join(parts)
-    if len(message) > max_chars:
-        message = message[: max_chars // 2] + "\n... [truncated] ...\n" + message[-max_chars // 2:]
-    return ProcessedError(label, message)

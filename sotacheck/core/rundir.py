@@ -101,6 +101,8 @@ class Manifest(BaseModel):
     files: list[dict[str, Any]] = Field(default_factory=list)
     repairs: list[str] = Field(default_factory=list)
     reuse_from: list[str] = Field(default_factory=list)
+    # Each pipeline's paper-default parameters (a sweep is compared against that setting).
+    pipeline_defaults: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def sotacheck_version(self) -> str:

@@ -112,10 +112,38 @@ def test_recorded_max_attempts_sweep_decay_figures() -> None:
 
 
 def test_arm_family_keeps_a_sweeps_settings_together() -> None:
-    from sotacheck.audit.sweeps import arm_family
+    """Families and settings come from the pipeline and param.* columns, never from the label; a run
+    prefixed by combine_runs is its own family."""
+    from sotacheck.audit.analysis import combine_runs
+    from sotacheck.audit.importers import mapcoder_arm_columns
+    from sotacheck.audit.sweeps import arm_family, arm_setting
+    from sotacheck.core.arms import arm_columns
+    from sotacheck.core.rundir import Run, manifest_of
 
-    assert arm_family("codesim[d=2,p=3]") == "codesim"
-    assert arm_family("MapCoder-5-3") == "MapCoder"
-    assert arm_family("sweep-a:pycapsule[max_attempts=8]") == "sweep-a:pycapsule"
-    assert arm_family("sweep-a:MapCoder-5-3") == "sweep-a:MapCoder"
-    assert arm_family("direct") == "direct"
+    def run(name: str, identities: list[dict[str, object]]) -> Run:
+        rows = [{**identity, "dataset": "humaneval", "problem": "p1", "repeat": 0, "passed": True}
+                for identity in identities]
+        return Run(Path(name), normalise(pd.DataFrame(rows), name), manifest_of({}, name=name))
+
+    first = run("sweep-a", [arm_columns("codesim", {"d": 2, "p": 3}), mapcoder_arm_columns("MapCoder-5-3"),
+                            arm_columns("pycapsule", {"max_attempts": 8}), arm_columns("direct", {})])
+    second = run("sweep-b", [arm_columns("pycapsule", {"max_attempts": 8}), mapcoder_arm_columns("MapCoder-5-3")])
+    table = combine_runs([first, second])
+    assert arm_family(table, "codesim[d=2,p=3]") == "codesim"
+    assert arm_setting(table, "codesim[d=2,p=3]") == {"d": 2, "p": 3}
+    assert arm_family(table, "MapCoder-5-3") == "MapCoder"
+    assert arm_setting(table, "MapCoder-5-3") == {"k": 5, "t": 3}
+    assert arm_family(table, "sweep-b:pycapsule[max_attempts=8]") == "sweep-b:pycapsule"
+    assert arm_family(table, "sweep-b:MapCoder-5-3") == "sweep-b:MapCoder"
+    assert arm_family(table, "direct") == "direct" and arm_setting(table, "direct") == {}
+
+
+def test_labels_of_old_run_directories_are_structured_on_load() -> None:
+    """A format-1 table (labels only) gets pipeline and typed param.* columns when read."""
+    frame = pd.DataFrame({"arm": ["codesim[d=2,p=3]", "gate[base=direct,hold_budget=3]", "MapCoder-5-3"],
+                          "dataset": "humaneval", "problem": "p1", "repeat": 0, "passed": [True, False, True]})
+    table = normalise(frame, "old").set_index("arm")
+    assert table.loc["codesim[d=2,p=3]", "pipeline"] == "codesim"
+    assert table.loc["codesim[d=2,p=3]", "param.p"] == 3 and str(table["param.p"].dtype) == "Int64"
+    assert table.loc["gate[base=direct,hold_budget=3]", "param.base"] == "direct"
+    assert table.loc["MapCoder-5-3", "pipeline"] == "MapCoder-5-3"  # not a bracketed label: its own pipeline

@@ -69,9 +69,9 @@ def test_ablation_sweep_against_k5_t5(data_dir) -> None:
         "ChatGPT-MapCoder-3-3-Human-Python3-0-1.jsonl:1: ignored 93 stray characters before the JSON object"]
     sweep = sweep_table(normalise(frame, "ablation"), "humaneval", "MapCoder-5-5")
     rows = {(r.setting["k"], r.setting["t"]): r for r in sweep.rows}
-    assert set(rows) == {("3", "0"), ("3", "3"), ("3", "5"), ("5", "0"), ("5", "3"), ("5", "5")}
-    assert rows[("5", "5")].is_default and rows[("5", "5")].pvalue is None
-    assert rows[("3", "0")].pass_rate == pytest.approx(103 / 164)
+    assert set(rows) == {(3, 0), (3, 3), (3, 5), (5, 0), (5, 3), (5, 5)}  # typed, from the param.* columns
+    assert rows[(5, 5)].is_default and rows[(5, 5)].pvalue is None
+    assert rows[(3, 0)].pass_rate == pytest.approx(103 / 164)
     holm_ps = [r.pvalue_holm for r in sweep.rows if r.pvalue_holm is not None]
     raw_ps = [r.pvalue for r in sweep.rows if r.pvalue is not None]
     assert all(h >= p for h, p in zip(holm_ps, raw_ps, strict=True)) and len(holm_ps) == 5
@@ -190,7 +190,7 @@ def test_recorded_hold_budget_sweep_has_one_axis_and_the_paper_default_as_refere
     run = Path(__file__).resolve().parents[2] / "data" / "runs" / "sweep-gate-hold-qwen05b"
     sweep = sweep_table(load_run(run).outcomes, "humaneval", "gate[base=direct,hold_budget=3]")
     assert sweep.parameters == ("hold_budget",)
-    assert [r.setting["hold_budget"] for r in sweep.rows] == ["0", "1", "2", "3", "5"]
+    assert [r.setting["hold_budget"] for r in sweep.rows] == [0, 1, 2, 3, 5]
     assert all(r.pass_rate == pytest.approx(0.8) for r in sweep.rows)
     assert [r.is_default for r in sweep.rows] == [False, False, False, True, False]
 

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from sotacheck.core.errors import SotacheckError
+from sotacheck.core.errors import SotacheckError, UsageError
 from sotacheck.reruns.model.base import ChatRequest, Message, SamplingParams, cache_key
 from sotacheck.reruns.model.local import verify_gguf
-from sotacheck.reruns.pipelines import make_arm
+from sotacheck.reruns.pipelines import Arm, get_pipeline, names
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.run import validate_spec
 from sotacheck.reruns.seeds import derive_seed
@@ -49,12 +49,34 @@ def test_last_code_block() -> None:
 
 
 def test_unknown_pipeline_or_parameter_is_an_error() -> None:
-    with pytest.raises(SotacheckError, match="unknown pipeline 'codesimm'"):
-        make_arm("codesimm")
-    with pytest.raises(SotacheckError, match="pipeline 'direct' has no parameter"):
-        make_arm("direct", {"p": 3})
+    with pytest.raises(UsageError, match="unknown pipeline 'codesimm'; known: direct, cot, pycapsule, codesim"):
+        Arm.of("codesimm")
+    with pytest.raises(UsageError, match="pipeline 'direct': parameter p: not a parameter of this pipeline"):
+        Arm.of("direct", {"p": 3})
     with pytest.raises(SotacheckError, match=r"spec.yaml: unknown pipeline 'nope'"):
         validate_spec({"dataset": "humaneval", "pipelines": [{"name": "nope"}]}, "spec.yaml")
+    with pytest.raises(SotacheckError, match=r"^spec.yaml: pipeline 'codesim': parameter p: Input should be greater than "
+                                             r"or equal to 1$"):
+        validate_spec({"dataset": "humaneval", "pipelines": [{"name": "codesim", "params": {"p": -1}}]}, "spec.yaml")
+
+
+def test_arm_labels_and_columns_come_from_the_typed_parameters() -> None:
+    labels = {name: Arm.of(name).name for name in names()}
+    assert labels == {"direct": "direct", "cot": "cot", "pycapsule": "pycapsule[max_attempts=5]",
+                      "codesim": "codesim[d=5,p=5]", "mapcoder": "mapcoder[k=3,t=5]",
+                      "gate": "gate[base=direct,hold_budget=3]"}
+    arm = Arm.of("codesim", {"p": 3, "d": 2})
+    assert arm.name == "codesim[d=2,p=3]" and arm.params.p == 3 and arm.param_dict() == {"p": 3, "d": 2}
+    assert arm.columns() == {"arm": "codesim[d=2,p=3]", "pipeline": "codesim", "param.p": 3, "param.d": 2}
+    assert arm == Arm.of("codesim", {"d": 2, "p": 3}) and hash(arm) == hash(Arm.of("codesim", {"d": 2, "p": 3}))
+    with pytest.raises(ValueError, match="frozen"):
+        arm.params.p = 4  # type: ignore[misc]
+    spec = validate_spec({"dataset": "humaneval", "pipelines": [{"name": "gate", "params": {"hold_budget": 0}},
+                                                                {"name": "direct"}]}, "spec.yaml")
+    assert [a.name for a in spec.arms()] == ["gate[base=direct,hold_budget=0]", "direct"]
+    assert spec.model_dump()["pipelines"][0] == {"name": "gate", "params": {"hold_budget": 0}}  # stored as written
+    for name in names():
+        assert get_pipeline(name).name == name and get_pipeline(name).defaults() == Arm.of(name).params
 
 
 def test_spec_file_with_unknown_pipeline_fails_before_any_call(tmp_path) -> None:
@@ -156,7 +178,7 @@ def test_context_replays_its_own_calls(tmp_path) -> None:
     store = RunStore.open(tmp_path, create=True)
     with SandboxPool(1) as pool:
         for _ in range(2):
-            ctx = PipelineContext(problem, CellKey("direct", "humaneval", problem.id, 0), {}, Counting(), store, pool,
+            ctx = PipelineContext(problem, CellKey("direct", "humaneval", problem.id, 0), Counting(), store, pool,
                                   SamplingParams(), 7)
             asyncio.run(ctx.chat([("user", "hi")], stage="generate"))
     assert Counting.sent == 1 and store.counts() == {"received": 1}

@@ -5,15 +5,17 @@ works — that comes from reruns with a real model."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 
 import pytest
 
+from sotacheck.core.errors import SotacheckError, UsageError
 from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
-from sotacheck.core.errors import SotacheckError
 from sotacheck.reruns.model.base import ChatRequest, ChatResponse, SamplingParams
-from sotacheck.reruns.pipelines import make_arm
+from sotacheck.reruns.pipelines import Arm
 from sotacheck.reruns.sandbox import SandboxPool
 from sotacheck.reruns.store.run_store import CellKey, RunStore
 
@@ -40,11 +42,11 @@ def problem(data_dir):
 
 
 def run(problem, pipeline: str, params: dict, router: Router, tmp_path):
-    arm = make_arm(pipeline, params)
+    arm = Arm.of(pipeline, params)
     store = RunStore.open(tmp_path, create=True)
     with SandboxPool(2) as pool:
-        ctx = PipelineContext(problem, CellKey(arm.name, "humaneval", problem.id, 0), arm.param_dict(), router, store,
-                              pool, SamplingParams(), 7)
+        ctx = PipelineContext(problem, CellKey(arm.name, "humaneval", problem.id, 0), router, store, pool,
+                              SamplingParams(), 7)
         asyncio.run(arm.run(ctx))
     store.close()
     return ctx
@@ -146,13 +148,53 @@ def test_gate_flags_a_wrong_signature(problem, tmp_path) -> None:
     assert ctx.state.record["released"]["forced"] is False and ctx.accounting.calls == 2
 
 
+def test_gate_runs_its_base_with_the_base_pipelines_defaults(problem, tmp_path) -> None:
+    router = Router(lambda prompt, n: RIGHT)
+    ctx = run(problem, "gate", {"base": "pycapsule", "hold_budget": 1}, router, tmp_path)
+    assert ctx.accounting.calls == 1 and ctx.state.record["first_visible_pass_attempt"] == 0
+    assert ctx.state.record["released"] == {"after_holds": 0, "forced": False}
+
+
 @pytest.mark.parametrize(("pipeline", "params", "message"), [
-    ("codesim", {"q": 1}, "pipeline 'codesim' has no parameter(s) q"),
-    ("gate", {"hold_budget": -1}, "parameter hold_budget must be a non-negative integer, got -1"),
-    ("gate", {"base": "gate"}, "pipeline 'gate': base must be one of"),
-    ("pycapsule", {"max_attempts": "many"}, "parameter max_attempts must be a non-negative integer"),
+    ("codesim", {"q": 1}, "pipeline 'codesim': parameter q: not a parameter of this pipeline (its parameters: p, d)"),
+    ("codesim", {"p": 0}, "pipeline 'codesim': parameter p: Input should be greater than or equal to 1"),
+    ("codesim", {"d": -1}, "pipeline 'codesim': parameter d: Input should be greater than or equal to 0"),
+    ("mapcoder", {"k": 0}, "pipeline 'mapcoder': parameter k: Input should be greater than or equal to 1"),
+    ("gate", {"hold_budget": -1}, "pipeline 'gate': parameter hold_budget: Input should be greater than or equal to 0"),
+    ("gate", {"base": "gate"}, "pipeline 'gate': parameter base: must be one of direct, cot, pycapsule, codesim, "
+                               "mapcoder, got 'gate'"),
+    ("gate", {"base": "nope"}, "pipeline 'gate': parameter base: must be one of"),
+    ("pycapsule", {"max_attempts": "many"}, "pipeline 'pycapsule': parameter max_attempts: Input should be a valid integer"),
+    ("pycapsule", {"max_attempts": "5"}, "pipeline 'pycapsule': parameter max_attempts: Input should be a valid integer"),
+    ("pycapsule", {"max_attempts": 2.0}, "pipeline 'pycapsule': parameter max_attempts: Input should be a valid integer"),
+    ("direct", {"p": 3}, "pipeline 'direct': parameter p: not a parameter of this pipeline (its parameters: none)"),
 ])
 def test_bad_parameters_are_explained_before_the_run(pipeline, params, message) -> None:
-    with pytest.raises(SotacheckError) as info:
-        make_arm(pipeline, params)
-    assert message in str(info.value)
+    with pytest.raises(UsageError) as info:
+        Arm.of(pipeline, params)
+    assert str(info.value) == message or str(info.value).startswith(message)
+    assert "\n" not in str(info.value) and isinstance(info.value, SotacheckError)
+
+
+@pytest.mark.parametrize("dataset", ["humaneval", "mbpp"])
+def test_a_pipeline_sees_no_hidden_tests_and_no_canonical_solution(data_dir, dataset, tmp_path) -> None:
+    full = load_dataset(dataset, data_dir).problems[0]
+    store = RunStore.open(tmp_path, create=True)
+    with SandboxPool(1) as pool:
+        ctx = PipelineContext(full, CellKey("direct", dataset, full.id, 0), Router(lambda p, n: RIGHT), store, pool,
+                              SamplingParams(), 7)
+        view = ctx.problem
+        asyncio.run(Arm.of("direct").run(ctx))
+    store.close()
+    assert isinstance(view, ProblemView) and ctx.problem is view
+    for name in ("hidden_tests", "canonical_solution", "test_setup", "content_hash", "__dict__"):
+        assert not hasattr(view, name), name
+    assert {f.name for f in dataclasses.fields(view)} == {"id", "prompt", "entry_point", "visible_tests"}
+    assert (view.id, view.prompt, view.entry_point, view.visible_tests) == (
+        full.id, full.prompt, full.entry_point, full.visible_tests)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        view.prompt = "x"  # type: ignore[misc]
+    public = full.prompt + "\n".join(full.visible_tests)  # MBPP shows one of its tests in the prompt
+    private = [test.strip() for test in full.hidden_tests if test.strip() not in public]
+    assert private and not any(test in repr(view) for test in private)
+    assert full.canonical_solution and full.canonical_solution.strip() not in repr(view)

@@ -12,8 +12,9 @@ import pytest
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.model.base import ChatRequest, ChatResponse, SamplingParams
-from sotacheck.reruns.pipelines import make_arm, pycapsule
-from sotacheck.reruns.pipelines.pycapsule_executor import process_error, signature_from, strip_example_calls
+from sotacheck.reruns.pipelines import Arm, pycapsule
+from sotacheck.reruns.pipelines.feedback import process_error
+from sotacheck.reruns.pipelines.pycapsule_executor import signature_from, strip_example_calls
 from sotacheck.reruns.sandbox import SandboxPool
 from sotacheck.reruns.sandbox.judge import run_visible
 from sotacheck.reruns.store.run_store import CellKey, RunStore
@@ -50,11 +51,12 @@ RIGHT = "def truncate_number(number):\n    return number % 1.0"
 def run_pipeline(problem, replies, tmp_path, max_attempts=5):
     model = Scripted(replies)
     store = RunStore.open(tmp_path, create=True)
-    arm = make_arm("pycapsule", {"max_attempts": max_attempts})
+    params = pycapsule.PIPELINE.parse({"max_attempts": max_attempts})
+    arm = Arm("pycapsule", params)
     with SandboxPool(2) as pool:
-        ctx = PipelineContext(problem, CellKey(arm.name, "humaneval", problem.id, 0), arm.param_dict(), model, store,
-                              pool, SamplingParams(), 7)
-        asyncio.run(pycapsule.run(ctx))
+        ctx = PipelineContext(problem, CellKey(arm.name, "humaneval", problem.id, 0), model, store, pool,
+                              SamplingParams(), 7)
+        asyncio.run(pycapsule.run(ctx, params))
     store.close()
     return ctx, model
 

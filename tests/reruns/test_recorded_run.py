@@ -44,15 +44,12 @@ def test_reference_run_has_its_90_calls(tmp_path) -> None:
     assert "90 model calls (0 sent, 90 from the store)" in done.stdout, done.stderr
 
 
-def call_bound(arm: str) -> int:
+def call_bound(pipeline: str, params: dict[str, object]) -> int:
     """The most calls a method may make on one problem, from the issue's formulas (not from the code):
     Direct/CoT 1; PyCapsule 1 + max_attempts; CodeSim p·(4 + d); MapCoder 1 + 2k + k·(1 + t); the gate
     its base's bound plus one call per hold."""
-    from sotacheck.audit.sweeps import arm_parameters
-
-    pipeline = arm.split("[", 1)[0]
-    params = arm_parameters(arm)
-    number = {name: int(value) for name, value in params.items() if value.isdigit()}
+    number = {name: int(value) for name, value in params.items() if isinstance(value, int)}
+    arm = f"{pipeline} {params}"
     if pipeline in ("direct", "cot"):
         return 1
     if pipeline == "pycapsule":
@@ -68,8 +65,12 @@ def call_bound(arm: str) -> int:
 
 @pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if (p / "outcomes.csv").is_file()))
 def test_recorded_calls_stay_within_each_methods_bound(name) -> None:
-    table = pd.read_csv(RUNS / name / "outcomes.csv")
-    bounds = table["arm"].map(call_bound)
+    from sotacheck.core.arms import parameters_of
+    from sotacheck.core.rundir import load_run
+
+    table = load_run(RUNS / name).outcomes
+    bounds = pd.Series([call_bound(row["pipeline"], parameters_of(row)) for row in table.to_dict("records")],
+                       index=table.index)
     over = table[table["calls"] > bounds]
     assert over.empty, over[["arm", "problem", "calls"]].to_string()
     assert (table["calls"] >= 1).all()

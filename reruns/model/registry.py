@@ -1,0 +1,77 @@
+"""Model back-ends, keyed by the scheme of the model a run names (``--model``):
+
+========== ===================================================== =======================================
+scheme     model                                                 provider (imported on first use)
+========== ===================================================== =======================================
+local      the embedded Qwen2.5-Coder-0.5B GGUF, served locally  :func:`.local.open_local`
+gguf       ``gguf:PATH``: any GGUF file, served locally          :func:`.local.open_gguf`
+http(s)    an OpenAI-compatible endpoint URL (needs a name)      :func:`.openai_compat.open_openai_compatible`
+replay     no model: every call must be found in the store       :func:`.replay.open_replay`
+loopback   a scripted endpoint on 127.0.0.1, for tests           :func:`.loopback.open_loopback`
+========== ===================================================== =======================================
+
+A back-end is one async context manager taking a :class:`ModelTarget` and yielding a ``ChatModel``; adding
+one is a provider file plus a line in ``BACKENDS``. The endpoint identity a back-end gives its model enters
+every cache key, so a provider must keep it stable (replay compares it with the recorded one).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sotacheck.core.errors import UsageError
+from sotacheck.reruns.model.base import ChatModel
+from sotacheck.reruns.model.retry import RetryPolicy
+
+# scheme -> (provider module, the opener in it)
+BACKENDS: dict[str, tuple[str, str]] = {
+    "local": ("sotacheck.reruns.model.local", "open_local"),
+    "gguf": ("sotacheck.reruns.model.local", "open_gguf"),
+    "http": ("sotacheck.reruns.model.openai_compat", "open_openai_compatible"),
+    "https": ("sotacheck.reruns.model.openai_compat", "open_openai_compatible"),
+    "replay": ("sotacheck.reruns.model.replay", "open_replay"),
+    "loopback": ("sotacheck.reruns.model.loopback", "open_loopback"),
+}
+
+
+@dataclass(frozen=True)
+class ModelTarget:
+    """What a back-end needs to open the model a run names."""
+
+    model: str                                     # ``local``, ``gguf:PATH``, a URL, ``replay``, ``loopback``
+    model_name: str | None = None                  # the name an endpoint serves the model under
+    api_key_env: str = "OPENAI_API_KEY"
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    server_log: Path | None = None                 # where a locally started server writes its log
+    recorded_identity: tuple[str, str] | None = None  # (model, endpoint) a run recorded: what replay serves as
+    dataset: str | None = None                     # the run's dataset and data directory (the loopback's answers)
+    data_dir: str | None = None
+
+
+Opener = Callable[[ModelTarget], AbstractAsyncContextManager[ChatModel]]
+
+
+def scheme_of(model: str) -> str:
+    """``gguf:/m.gguf`` → ``gguf``, ``https://api.example/v1`` → ``https``, ``local`` → ``local``."""
+    return model.partition(":")[0]
+
+
+def backend(model: str) -> Opener:
+    """The opener for ``model``; an unknown scheme is a one-line error listing the known ones."""
+    scheme = scheme_of(model)
+    if scheme not in BACKENDS:
+        raise UsageError(f"--model {model!r}: expected local, gguf:PATH, an http(s):// URL of an OpenAI-compatible "
+                         f"endpoint, replay or loopback")
+    module, name = BACKENDS[scheme]
+    opener: Opener = getattr(importlib.import_module(module), name)
+    return opener
+
+
+def open_model(target: ModelTarget) -> AbstractAsyncContextManager[ChatModel]:
+    """``async with open_model(target) as model:`` the model ``target`` names, closed (its server stopped)
+    at the end of the block."""
+    return backend(target.model)(target)

@@ -1,0 +1,126 @@
+"""The pipeline registry. A pipeline is a name, a parameter model that holds its paper's defaults and
+constraints, and an async ``run(ctx, params)``; an arm is a pipeline with every parameter set.
+
+Adding a pipeline is one new file in this folder and one line in ``REGISTRY``::
+
+    class Params(PipelineParams):
+        max_attempts: int = Field(default=5, ge=0)
+
+    async def run(ctx: PipelineContext, params: Params) -> None:
+        ...  # the paper's algorithm box; reads params.max_attempts
+
+    PIPELINE = Pipeline("pycapsule", Params, run)
+
+Parameters are validated once, when an arm is made (a run spec, a sweep grid, ``--param``); a bad one is
+a one-line ``UsageError`` naming the pipeline and the parameter, and ``run`` receives the typed object.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from sotacheck.core.arms import arm_columns, arm_label
+from sotacheck.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from sotacheck.reruns.context import PipelineContext
+
+# The one registry: a pipeline's name -> the module that defines its ``PIPELINE`` (imported on first use).
+REGISTRY: dict[str, str] = {
+    "direct": "sotacheck.reruns.pipelines.direct",
+    "cot": "sotacheck.reruns.pipelines.cot",
+    "pycapsule": "sotacheck.reruns.pipelines.pycapsule",
+    "codesim": "sotacheck.reruns.pipelines.codesim",
+    "mapcoder": "sotacheck.reruns.pipelines.mapcoder",
+    "gate": "sotacheck.reruns.pipelines.gate",
+}
+
+
+class PipelineParams(BaseModel):
+    """The base of every pipeline's parameters: frozen, strict (an integer must be an integer, not ``"3"``),
+    and no names other than the declared ones."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+P = TypeVar("P", bound=PipelineParams)
+
+
+@dataclass(frozen=True)
+class Pipeline(Generic[P]):
+    name: str
+    params: type[P]
+    run: Callable[[PipelineContext, P], Awaitable[None]]
+
+    def parse(self, raw: Mapping[str, Any] | None = None) -> P:
+        """The typed parameters: the paper's defaults, overridden by ``raw``, checked against the constraints."""
+        try:
+            return self.params.model_validate(dict(raw or {}))
+        except ValidationError as exc:
+            raise UsageError(self._explain(exc)) from None
+
+    def defaults(self) -> P:
+        return self.params()
+
+    def _explain(self, exc: ValidationError) -> str:
+        errors = exc.errors()
+        first = errors[0]
+        name = ".".join(str(part) for part in first["loc"]) or "(parameters)"
+        if first["type"] == "extra_forbidden":
+            known = ", ".join(self.params.model_fields) or "none"
+            message = f"not a parameter of this pipeline (its parameters: {known})"
+        elif first["type"] == "value_error":
+            message = str(first.get("ctx", {}).get("error", first["msg"]))
+        else:
+            message = first["msg"]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return f"pipeline {self.name!r}: parameter {name}: {message}{more}"
+
+
+def names() -> list[str]:
+    """Every registered pipeline, in registry order."""
+    return list(REGISTRY)
+
+
+def get_pipeline(name: str) -> Pipeline[Any]:
+    """The registered pipeline ``name`` (its module is imported on first use)."""
+    if name not in REGISTRY:
+        raise UsageError(f"unknown pipeline {name!r}; known: {', '.join(REGISTRY)}")
+    found = importlib.import_module(REGISTRY[name]).PIPELINE
+    if not isinstance(found, Pipeline) or found.name != name:
+        raise TypeError(f"{REGISTRY[name]}.PIPELINE must be a Pipeline named {name!r}")
+    return found
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of a run: a pipeline with all its parameters (defaults filled in, validated)."""
+
+    pipeline: str
+    params: PipelineParams
+
+    @classmethod
+    def of(cls, pipeline: str, params: Mapping[str, Any] | None = None) -> Arm:
+        """Validate a pipeline name and its parameters (once); errors name the pipeline and the parameter."""
+        return cls(pipeline, get_pipeline(pipeline).parse(params))
+
+    @property
+    def name(self) -> str:
+        """The display label, ``codesim[d=5,p=5]`` (parameters sorted by name; just ``direct`` without any)."""
+        return arm_label(self.pipeline, self.params.model_dump())
+
+    def param_dict(self) -> dict[str, Any]:
+        """The parameters as plain values (what a Ray task or the store carries)."""
+        return self.params.model_dump()
+
+    def columns(self) -> dict[str, Any]:
+        """The outcome-table columns that identify this arm (``arm``, ``pipeline``, ``param.<name>``)."""
+        return arm_columns(self.pipeline, self.params.model_dump())
+
+    async def run(self, ctx: PipelineContext) -> None:
+        await get_pipeline(self.pipeline).run(ctx, self.params)
