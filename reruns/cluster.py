@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from sotacheck.core.errors import SotacheckError
 from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
-from sotacheck.core.errors import SotacheckError
 from sotacheck.reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
 from sotacheck.reruns.sandbox.result import SandboxLimits
 

@@ -14,13 +14,13 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from sotacheck.core.errors import SotacheckError
 from sotacheck.core.provenance import git_revision, versions
 from sotacheck.core.rundir import DatasetInfo, Manifest, ModelIdentity, export_into
 from sotacheck.reruns.benchmarks.loaders import load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 from sotacheck.reruns.context import CellError, PipelineContext
 from sotacheck.reruns.crashpoints import crash_point
-from sotacheck.core.errors import SotacheckError
 from sotacheck.reruns.leakage import check_leakage
 from sotacheck.reruns.model import registry as backends
 from sotacheck.reruns.model.base import ChatModel, SamplingParams

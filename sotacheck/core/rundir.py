@@ -130,6 +130,11 @@ class Run:
     outcomes: pd.DataFrame
     manifest: Manifest
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.manifest, Manifest):  # given as its fields, e.g. Run(None, table, {"name": "x"})
+            name = self.path.name if self.path else "run"
+            object.__setattr__(self, "manifest", manifest_of(self.manifest, name=name))
+
     @property
     def name(self) -> str:
         return self.path.name if self.path else self.manifest.name

@@ -1,0 +1,136 @@
+"""The model back-end registry (scheme -> provider) and the one retry wrapper every provider's calls go through."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from sotacheck.core.errors import InputError, UsageError
+from sotacheck.reruns.model import registry
+from sotacheck.reruns.model.base import ChatRequest, Message, ModelCallFailed, SamplingParams
+from sotacheck.reruns.model.loopback import LOOPBACK_ENDPOINT, LoopbackServer
+from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
+from sotacheck.reruns.model.replay import ReplayModel
+from sotacheck.reruns.model.retry import RetryPolicy, TryFailed, with_retries
+from sotacheck.reruns.run import open_model, validate_spec
+
+FAST = RetryPolicy(max_tries=4, base_delay_s=0.001, max_delay_s=0.002, budget_s=30.0)
+
+
+def spec(model: str, **fields: object):
+    return validate_spec({"dataset": "humaneval", "pipelines": [{"name": "direct"}], "model": model, **fields}, "spec")
+
+
+@pytest.mark.parametrize(("model", "scheme"), [
+    ("local", "local"), ("gguf:/models/m.gguf", "gguf"), ("http://127.0.0.1:8000/v1", "http"),
+    ("https://api.example.com/v1", "https"), ("replay", "replay"), ("loopback", "loopback"),
+])
+def test_every_model_a_spec_names_has_a_backend(model, scheme) -> None:
+    assert registry.scheme_of(model) == scheme and callable(registry.backend(model))
+
+
+def test_unknown_scheme_missing_name_and_missing_gguf_are_one_line_errors(tmp_path) -> None:
+    with pytest.raises(UsageError, match=r"^--model 'ollama/qwen': expected local, gguf:PATH, an http\(s\):// URL"):
+        open_model(spec("ollama/qwen"), None, replay=False)
+
+    async def enter(model_spec) -> None:
+        async with open_model(model_spec, None, replay=False):
+            raise AssertionError("opened")
+
+    with pytest.raises(UsageError, match="an OpenAI-compatible --model URL needs --model-name"):
+        asyncio.run(enter(spec("http://127.0.0.1:9/v1")))
+    with pytest.raises(InputError, match=f"GGUF file {tmp_path / 'no.gguf'} does not exist"):
+        asyncio.run(enter(spec(f"gguf:{tmp_path / 'no.gguf'}")))
+    with pytest.raises(InputError, match="replay needs a run that recorded its model identity"):
+        _replay(None)
+
+
+async def _replay_model(identity: tuple[str, str] | None) -> ReplayModel:
+    async with open_model(spec("http://ignored/v1", model_name="x"), identity, replay=True) as model:
+        assert isinstance(model, ReplayModel)
+        return model
+
+
+def _replay(identity: tuple[str, str] | None) -> ReplayModel:
+    return asyncio.run(_replay_model(identity))
+
+
+def test_replay_serves_as_the_recorded_identity_whatever_the_spec_names() -> None:
+    recorded = ("qwen2.5-coder-0.5b-instruct-q4_k_m",
+                "llama-cpp-python:gguf-sha256:1d96...:fresh-prompt-eval")
+    model = _replay(recorded)
+    assert (model.identity, model.endpoint) == recorded
+
+
+def test_endpoint_identity_of_a_url_is_the_url_without_its_trailing_slash() -> None:
+    model = OpenAICompatibleModel("http://127.0.0.1:8000/v1/", "m")
+    assert model.endpoint == "http://127.0.0.1:8000/v1" and model.identity == "m"
+    asyncio.run(model.close())
+    named = OpenAICompatibleModel("http://127.0.0.1:8000/v1", "m", endpoint_identity="llama-cpp-python:gguf-sha256:x:y")
+    assert named.endpoint == "llama-cpp-python:gguf-sha256:x:y"
+    asyncio.run(named.close())
+
+
+def test_loopback_backend_answers_with_canonical_code_under_a_stable_endpoint() -> None:
+    request = ChatRequest((Message("user", "def truncate_number(number: float) -> float:"),), SamplingParams(), seed=1)
+
+    async def ask() -> tuple[str, str, str]:
+        async with registry.open_model(registry.ModelTarget("loopback", dataset="humaneval", retry=FAST)) as model:
+            response = await model.complete(request)
+            return model.identity, model.endpoint, response.text
+
+    identity, endpoint, text = asyncio.run(ask())
+    assert (identity, endpoint) == ("loopback", LOOPBACK_ENDPOINT)
+    assert "def truncate_number(" in text and "return number % 1.0" in text
+
+
+async def _complete(base_url: str, policy: RetryPolicy, request: ChatRequest):
+    model = OpenAICompatibleModel(base_url, "m", retry=policy)
+    try:
+        return await model.complete(request)
+    finally:
+        await model.close()
+
+
+def test_the_openai_provider_records_every_try_through_the_shared_wrapper() -> None:
+    request = ChatRequest((Message("user", "hi"),), SamplingParams(), seed=3)
+    with LoopbackServer(lambda body: "fine", faults=["429", "500", None]) as server:
+        response = asyncio.run(_complete(server.base_url, FAST, request))
+    assert response.text == "fine"
+    assert [a.outcome for a in response.attempts] == ["http 429", "http 500", "ok"]
+    with LoopbackServer(lambda body: "never", faults=["500"]) as server, \
+            pytest.raises(ModelCallFailed, match=r"http 500 after 2 tries") as info:
+        asyncio.run(_complete(server.base_url, RetryPolicy(max_tries=2, base_delay_s=0.001), request))
+    assert [a.outcome for a in info.value.attempts] == ["http 500", "http 500"]
+    assert str(info.value).startswith(f"{server.base_url}: http 500 after 2 tries: ")
+
+
+def test_with_retries_stops_on_a_failure_that_cannot_succeed_and_on_the_tries() -> None:
+    outcomes = iter([TryFailed("http 429", "slow down", True), TryFailed("http 400", "bad request", False)])
+    calls = 0
+
+    async def once() -> str:
+        nonlocal calls
+        calls += 1
+        raise next(outcomes)
+
+    with pytest.raises(ModelCallFailed, match=r"^where: http 400 after 2 tries: bad request$") as info:
+        asyncio.run(with_retries(once, FAST, random.Random(0), "where"))
+    assert calls == 2 and [(a.outcome, a.detail) for a in info.value.attempts] == [("http 429", "slow down"),
+                                                                                  ("http 400", "bad request")]
+
+    async def always() -> str:
+        raise TryFailed("timeout", "read timed out", True)
+
+    with pytest.raises(ModelCallFailed, match=r"^where: timeout after 1 try: read timed out$"):
+        asyncio.run(with_retries(always, RetryPolicy(max_tries=1), random.Random(0), "where"))
+
+
+def test_backoff_is_full_jitter_within_the_exponential_step_or_the_step_itself() -> None:
+    policy = RetryPolicy(base_delay_s=0.5, max_delay_s=20.0)
+    rng = random.Random(0)
+    assert all(0 <= policy.delay_s(k, rng) <= min(20.0, 0.5 * 2**k) for k in range(8))
+    steady = RetryPolicy(base_delay_s=0.5, max_delay_s=20.0, jitter=False)
+    assert [steady.delay_s(k, rng) for k in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
