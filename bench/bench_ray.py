@@ -26,7 +26,7 @@ COPIES = 10
 def judge_throughput() -> tuple[float, float, float, bool]:
     import ray
 
-    from sotacheck.reruns import cluster
+    from sotacheck.reruns.executors import ray as cluster
     from sotacheck.reruns.benchmarks import load_dataset
     from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool, judge_many
 

@@ -99,7 +99,7 @@ def _judge_on_ray(data: Dataset, pairs: list[tuple[Problem, str]], limits: Sandb
                   progress: bool) -> list[Verdict]:
     from tqdm import tqdm
 
-    from sotacheck.reruns import cluster
+    from sotacheck.reruns.executors import ray as cluster
 
     cluster.connect(ray_address)
     try:

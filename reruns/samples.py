@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from sotacheck.reruns.benchmarks.problem import Dataset
 from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.benchmarks.problem import Dataset
 
 
 @dataclass(frozen=True)

@@ -142,3 +142,69 @@ def test_every_folder_is_packaged() -> None:
 @pytest.mark.parametrize("module,file", list(modules()), ids=lambda value: str(value))
 def test_no_module_over_400_lines(module: str, file: Path) -> None:
     assert len(file.read_text().splitlines()) <= MAX_LINES, f"{module} has more than {MAX_LINES} lines"
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module → the product modules it imports (at module level or inside functions). A name that is a
+    package's attribute rather than a module (``from pkg import name``) counts as the package."""
+    known = {module for module, _ in modules(root)}
+    graph: dict[str, set[str]] = {}
+    for module, file in modules(root):
+        targets = set()
+        for imported, _ in imports_of(module, file):
+            while imported and imported not in known:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != module:
+                targets.add(imported)
+        graph[module] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    """No two modules import each other, directly or around a loop (the run ↔ cluster cycle is gone: both
+    executors implement ``reruns.executors.Executor``, which the orchestration calls). A package's
+    ``__init__`` re-exporting its own submodules is not a cycle of the architecture and is left out."""
+    graph = import_graph()
+    for module, targets in graph.items():
+        graph[module] = {t for t in targets if not (t != module and module.startswith(t + "."))}
+    assert cycles(graph) == []
+
+
+def test_a_cycle_is_found() -> None:
+    graph = {"a.run": {"a.cluster", "a.core"}, "a.cluster": {"a.run"}, "a.core": set()}
+    assert cycles(graph) == [["a.cluster", "a.run"]]

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from sotacheck.reruns.crashpoints import crash_point
 from sotacheck.core.errors import SotacheckError
+from sotacheck.reruns.crashpoints import crash_point
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -75,7 +75,7 @@ class CellKey:
 
 class CellStore(Protocol):
     """The store operations a running cell needs: the ``RunStore`` itself, or on a Ray worker a client of
-    the driver's gateway (``reruns.cluster``)."""
+    the driver's gateway (``reruns.executors.ray``)."""
 
     def find_call(self, call_id: str) -> StoredCall | None: ...
     def find_received(self, cache_key: str) -> StoredCall | None: ...

@@ -27,6 +27,7 @@ from typing import Any
 from sotacheck.core.errors import SotacheckError
 from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.executors import CellBatch, OnCell
 from sotacheck.reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
 from sotacheck.reruns.sandbox.result import SandboxLimits
 
@@ -304,8 +305,8 @@ def _worker_pool(limits: SandboxLimits) -> Any:
 
 def _cell_task(arm_name: str, params: dict[str, Any], dataset: Dataset, index: int, repeat: int, spec: Any,
                gateway: Any, identity: str, endpoint: str, replay: bool, concurrency: int) -> tuple[int, int, int]:
+    from sotacheck.reruns.cell import run_cell
     from sotacheck.reruns.pipelines import Arm
-    from sotacheck.reruns.run import run_cell
 
     client = GatewayClient(gateway, identity, endpoint)
     pool = _worker_pool(SandboxLimits(test_timeout_s=spec.test_timeout_s))
@@ -350,6 +351,26 @@ async def run_cells(run_dir: Path, spec: Any, dataset: Dataset, model: Any, cell
         ray.get(gateway.close.remote())
         ray.kill(gateway)
     return calls, sent, tokens
+
+
+class RayExecutor:
+    """The :class:`~sotacheck.reruns.executors.Executor` for a Ray cluster: cells as Ray tasks, every store
+    write and model call through one gateway actor on the driver's node."""
+
+    def __init__(self, address: str | None) -> None:
+        self._address = address
+
+    def connect(self) -> None:
+        connect(self._address)  # an unreachable cluster or a node without sotacheck: before any model call
+
+    async def run_cells(self, batch: CellBatch, on_cell: OnCell) -> tuple[int, int]:
+        cells = [item for group in batch.groups for item in group]
+        calls, sent, _ = await run_cells(batch.run_dir, batch.spec, batch.dataset, batch.model, cells, batch.replay,
+                                         lambda made, used: on_cell(made, 0, used))
+        return calls, sent
+
+    def close(self) -> None:
+        shutdown()
 
 
 # --- judging ---------------------------------------------------------------------------------------------

@@ -1,0 +1,76 @@
+"""The run spec: everything that defines a run (dataset, arms, model, sampling, seed schedule, harness
+limits), validated once, frozen into the store at the start and checked on resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from sotacheck.core.errors import InputError, SotacheckError
+from sotacheck.reruns.model.base import SamplingParams
+from sotacheck.reruns.pipelines import Arm
+
+
+class PipelineSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunSpec(BaseModel):
+    """Everything that defines a run; frozen into the store at the start and checked on resume."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    dataset: str
+    pipelines: list[PipelineSpec]
+    model: str = "local"
+    model_name: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_tokens: int = Field(default=768, ge=1)
+    repeats: int = Field(default=1, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    concurrency: int = Field(default=4, ge=1)
+    request_timeout_s: float = Field(default=300.0, gt=0)
+    max_tries: int = Field(default=6, ge=1)
+    test_timeout_s: float = Field(default=5.0, gt=0)
+    data_dir: str | None = None
+
+    @field_validator("pipelines")
+    @classmethod
+    def _known(cls, value: list[PipelineSpec]) -> list[PipelineSpec]:
+        if not value:
+            raise ValueError("at least one pipeline is needed")
+        for spec in value:
+            Arm.of(spec.name, spec.params)  # the registry's one check: an unknown pipeline or a bad parameter
+        return value
+
+    def arms(self) -> list[Arm]:
+        return [Arm.of(p.name, p.params) for p in self.pipelines]
+
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(self.temperature, self.top_p, self.max_tokens)
+
+
+def load_spec(path: Path) -> RunSpec:
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"{path}: cannot read the run spec ({exc})") from None
+    return validate_spec(raw, str(path))
+
+
+def validate_spec(raw: Any, where: str) -> RunSpec:
+    try:
+        return RunSpec.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field_name = ".".join(str(p) for p in error["loc"]) or "(spec)"
+        raise InputError(f"{where}: field `{field_name}`: {error['msg']}") from None
+    except SotacheckError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
