@@ -91,8 +91,9 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
                 _attach_reuse(store, reuse)
             store.set_meta("dataset", {"name": dataset.name, "content_hash": dataset.content_hash,
                                        "sources": list(dataset.sources), "problems": len(dataset)})
-            store.set_meta("versions", versions())
-            store.set_meta("git_revision", git_revision())
+            if not (replay and store.get_meta("versions")):  # a replay keeps the provenance of the run it replays
+                store.set_meta("versions", versions())
+                store.set_meta("git_revision", git_revision())
             summary = await _execute(run_dir, spec, dataset, model, store, replay, progress, runner)
         return summary
     finally:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sotacheck.reruns.run import RunSpec, RunSummary
 
 __all__ = ["analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge", "load_run",
-           "report", "rerun", "resume", "sweep_spec", "table"]
+           "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
 RunLike = Run | str | Path
 
@@ -220,6 +220,18 @@ def sweep_spec(pipeline: str, grid: Sequence[str], fields: dict[str, Any], fixed
     constant = dict(parse_assignment(item) for item in fixed)
     return validate_spec({**fields, "pipelines": [{"name": pipeline, "params": {**constant, **s}} for s in settings]},
                          "sweep")
+
+
+def migrate(run_dir: str | Path) -> Run:
+    """Rewrite a run directory written by an older sotacheck in the current format (see
+    :func:`sotacheck.core.rundir.migrate_run`); a rerun's paper defaults come from the pipeline registry."""
+    from sotacheck.core.rundir import migrate_run
+    from sotacheck.reruns.pipelines import get_pipeline, names
+
+    run = load_run(run_dir)
+    pipelines = {p.get("name") for p in (run.manifest.spec or {}).get("pipelines", []) if isinstance(p, dict)}
+    defaults = {name: get_pipeline(name).defaults().model_dump() for name in names() if name in pipelines}
+    return migrate_run(run_dir, defaults)
 
 
 def check_leakage(run_dir: str | Path) -> LeakageReport:

@@ -35,8 +35,8 @@ def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | No
 @click.argument("runs", nargs=-1, required=True, type=PATH)
 def migrate(runs: tuple[Path, ...]) -> None:
     """Rewrite run directories of an older format in the current one (tables and run.json)."""
-    from sotacheck.core.rundir import FORMAT_VERSION, migrate_run
+    from sotacheck.core.rundir import FORMAT_VERSION
 
     for path in runs:
-        run = migrate_run(path)
+        run = api.migrate(path)
         click.echo(f"{path}: format version {FORMAT_VERSION}, {len(run.outcomes)} cells")

@@ -91,7 +91,7 @@ class Manifest(BaseModel):
     format_version: int = FORMAT_VERSION
     name: str
     source: str
-    created: str = Field(default_factory=lambda: datetime.now(UTC).isoformat())
+    created: str | None = Field(default_factory=lambda: datetime.now(UTC).isoformat())  # None: not recorded
     spec: dict[str, Any] | None = None
     model_identity: ModelIdentity | None = None
     dataset: DatasetInfo | None = None
@@ -251,6 +251,7 @@ def _migrate_manifest(raw: dict[str, Any], name: str, where: str) -> Manifest:
         legacy_version = data.pop("sotacheck_version", None)
         data.setdefault("versions", {"sotacheck": legacy_version} if legacy_version else {})
         data.setdefault("git_revision", None)
+        data.setdefault("created", None)
         identity = data.get("model_identity")
         if isinstance(identity, list | tuple) and len(identity) == 2:
             data["model_identity"] = {"model": identity[0], "endpoint": identity[1]}
@@ -307,10 +308,14 @@ def _write_files(directory: Path, table: pd.DataFrame, manifest: Manifest) -> No
         os.replace(tmp, directory / name)
 
 
-def migrate_run(path: str | Path) -> Run:
-    """Rewrite a run directory of an older format in the current one (tables and manifest); the store
-    and other files are left alone. Returns the run as now written."""
+def migrate_run(path: str | Path, pipeline_defaults: Mapping[str, Mapping[str, Any]] | None = None) -> Run:
+    """Rewrite a run directory of an older format in the current one (tables and manifest; every value,
+    ``wall_s`` included, kept as recorded); the store and other files are left alone. ``pipeline_defaults``
+    fills in what format 1 did not record. Returns the run as now written."""
     run = load_run(path)
     assert run.path is not None
-    export_into(run.path, run.outcomes, run.manifest)
-    return run
+    manifest = run.manifest
+    if pipeline_defaults and not manifest.pipeline_defaults:
+        manifest = manifest.model_copy(update={"pipeline_defaults": {k: dict(v) for k, v in pipeline_defaults.items()}})
+    export_into(run.path, run.outcomes, manifest)
+    return Run(run.path, run.outcomes, manifest)
