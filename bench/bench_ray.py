@@ -26,8 +26,8 @@ COPIES = 10
 def judge_throughput() -> tuple[float, float, float, bool]:
     import ray
 
-    from sotacheck.reruns.executors import ray as cluster
     from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.executors import ray as cluster
     from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool, judge_many
 
     data = load_dataset("humaneval-et")

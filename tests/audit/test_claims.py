@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
-from sotacheck.core.rundir import load_run, write_run
 from sotacheck.audit.importers import import_mapcoder
 from sotacheck.audit.paired import mcnemar_exact
+from sotacheck.core.rundir import load_run, write_run
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))

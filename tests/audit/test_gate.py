@@ -14,8 +14,8 @@ from markdown_it import MarkdownIt
 from scipy import stats
 
 from sotacheck.audit.gate import GateInputError, GateSettings, gate
-from sotacheck.core.rundir import Run, load_run, normalise, write_run
 from sotacheck.audit.importers import import_mapcoder
+from sotacheck.core.rundir import Run, load_run, normalise, write_run
 
 SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 

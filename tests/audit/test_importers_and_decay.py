@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from sotacheck.audit.decay import decay_curve, fit_decay
-from sotacheck.core.rundir import OutcomeError, normalise
 from sotacheck.audit.importers import import_csv, import_humaneval_results
+from sotacheck.core.rundir import OutcomeError, normalise
 
 
 def test_humaneval_results_repeats_follow_the_order_of_samples(tmp_path) -> None:

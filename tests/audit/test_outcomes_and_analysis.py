@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 
 from sotacheck.audit.analysis import analyze
-from sotacheck.audit.intervals import clustered_pass_rate, pass_rate
-from sotacheck.core.rundir import OutcomeError, Run, load_run, normalise, write_run
 from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.intervals import clustered_pass_rate, pass_rate
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.audit.sweeps import sweep_table
+from sotacheck.core.rundir import OutcomeError, Run, load_run, normalise, write_run
 
 SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sotacheck.core.rundir import load_run, write_run
 from sotacheck.audit.importers import import_mapcoder
+from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
 REPO = Path(__file__).resolve().parents[2]

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from sotacheck.core.errors import DataFileNotFound, SotacheckError
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.benchmarks.loaders import docstring_examples
-from sotacheck.core.errors import DataFileNotFound, SotacheckError
 
 
 @pytest.mark.parametrize(("name", "count"), [

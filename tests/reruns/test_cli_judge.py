@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sotacheck.reruns.launch import judge_workers
+from sotacheck.cli.launch import judge_workers
 
 # The console script a user types: its launcher starts the sandbox before the CLI is imported and ends a
 # judge run without the interpreter's teardown, so output and files must be complete all the same.

@@ -211,5 +211,5 @@ def test_node_missing_the_package_fails_before_any_model_call(tmp_path, responde
                               capture_output=True, text=True, timeout=300, env=RAY_ENV, cwd=tmp_path)
         assert server.log.entries == []
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr[-2000:]
-    assert "cannot import sotacheck" in done.stderr and "No module named 'reruns'" in done.stderr, done.stderr[-2000:]
+    assert "cannot import sotacheck" in done.stderr and "No module named 'sotacheck'" in done.stderr, done.stderr[-2000:]
     assert not (tmp_path / "run" / "store.sqlite").exists()
