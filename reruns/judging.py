@@ -13,7 +13,6 @@ from typing import Any
 
 from sotacheck.core.errors import UsageError
 from sotacheck.core.provenance import file_sha256
-from sotacheck.core.rundir import DatasetInfo, Manifest, write_run
 from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.loaders import load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
@@ -115,6 +114,8 @@ def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None) -> 
     """The verdicts as a run directory: one arm (default: the samples file's name, or ``canonical``),
     repeat = the sample's occurrence index for its task; a sandbox failure is an ``error`` cell."""
     import pandas as pd
+
+    from sotacheck.core.rundir import DatasetInfo, Manifest, write_run
 
     label = arm or (report.samples.stem if report.samples else "canonical")
     seen: Counter[str] = Counter()

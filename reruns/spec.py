@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from sotacheck.core.errors import InputError, SotacheckError
+from sotacheck.core.errors import InputError, SotacheckError, describe_validation_error
 from sotacheck.reruns.model.base import SamplingParams
 from sotacheck.reruns.pipelines import Arm
 
@@ -69,8 +69,6 @@ def validate_spec(raw: Any, where: str) -> RunSpec:
     try:
         return RunSpec.model_validate(raw)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field_name = ".".join(str(p) for p in error["loc"]) or "(spec)"
-        raise InputError(f"{where}: field `{field_name}`: {error['msg']}") from None
+        raise InputError(f"{where}: {describe_validation_error(exc, '(spec)')}") from None
     except SotacheckError as exc:
         raise type(exc)(f"{where}: {exc}") from None

@@ -7,18 +7,17 @@ imported inside the functions, so that ``import sotacheck`` stays cheap.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sotacheck.core.errors import InputError, UsageError
-from sotacheck.core.rundir import Run, load_run
 
 if TYPE_CHECKING:
     from sotacheck.audit.analysis import AnalysisResult
     from sotacheck.audit.claims import ClaimVerdict
     from sotacheck.audit.gate import GateResult, GateSettings
+    from sotacheck.core.rundir import Run
     from sotacheck.reruns.benchmarks.problem import Dataset
     from sotacheck.reruns.judging import JudgeReport
     from sotacheck.reruns.leakage import LeakageReport
@@ -27,17 +26,34 @@ if TYPE_CHECKING:
 __all__ = ["analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge", "load_run",
            "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
-RunLike = Run | str | Path
+def load_run(path: str | Path) -> Run:
+    """Read a run directory (a rerun's, an import's, a judge's ``--run-out``), in any format version.
+
+    Parameters
+    ----------
+    path : the run directory (``runs/NAME``).
+
+    Returns
+    -------
+    sotacheck.core.rundir.Run
+        Its outcome table (one row per arm × dataset × problem × repeat, the arm's identity as columns)
+        and its manifest.
+    """
+    from sotacheck.core.rundir import load_run as read
+
+    return read(path)
 
 
-def _runs(runs: Iterable[RunLike]) -> list[Run]:
+def _runs(runs: Iterable[Run | str | Path]) -> list[Run]:
+    from sotacheck.core.rundir import Run
+
     loaded = [run if isinstance(run, Run) else load_run(run) for run in runs]
     if not loaded:
         raise UsageError("no runs given")
     return loaded
 
 
-def analyze(runs: Iterable[RunLike], baseline: str | None = None, confidence: float = 0.95,
+def analyze(runs: Iterable[Run | str | Path], baseline: str | None = None, confidence: float = 0.95,
             resamples: int = 10_000, seed: int = 0) -> AnalysisResult:
     """Pass rates with confidence intervals per arm, and paired comparisons against ``baseline``.
 
@@ -60,7 +76,7 @@ def analyze(runs: Iterable[RunLike], baseline: str | None = None, confidence: fl
     return analyze_runs(_runs(runs), baseline, confidence, resamples, seed)
 
 
-def table(runs: Iterable[RunLike], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",
+def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",
           baseline: str | None = None) -> str:
     """A paper table (``fmt`` latex, markdown or csv; ``kind`` pass-rates or comparisons; ``ci`` bracket or
     pm) from the same numbers as :func:`analyze`."""
@@ -77,7 +93,7 @@ def table(runs: Iterable[RunLike], fmt: str = "markdown", kind: str = "pass-rate
     return RENDERERS[fmt](built)
 
 
-def report(runs: Iterable[RunLike], output: str | Path = "report.html", claims: Sequence[str | Path] = (),
+def report(runs: Iterable[Run | str | Path], output: str | Path = "report.html", claims: Sequence[str | Path] = (),
            baseline: str | None = None, data_dir: str | Path | None = None) -> Path:
     """Render the self-contained HTML audit report of ``runs`` (and the claim verdicts of ``claims``
     registry files) to ``output``; returns its path."""
@@ -88,8 +104,8 @@ def report(runs: Iterable[RunLike], output: str | Path = "report.html", claims: 
     return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir))
 
 
-def gate(baseline: RunLike, candidate: RunLike, baseline_arm: str | None = None, candidate_arm: str | None = None,
-         dataset: str | None = None, settings: GateSettings | None = None) -> GateResult:
+def gate(baseline: Run | str | Path, candidate: Run | str | Path, baseline_arm: str | None = None,
+         candidate_arm: str | None = None, dataset: str | None = None, settings: GateSettings | None = None) -> GateResult:
     """The CI regression gate: does ``candidate`` pass fewer problems than ``baseline``, beyond noise?
     Its ``exit_code`` is 0 (pass) or 1 (regression); unusable input raises ``GateInputError`` (exit 2)."""
     from sotacheck.audit.gate import GateSettings
@@ -99,14 +115,14 @@ def gate(baseline: RunLike, candidate: RunLike, baseline_arm: str | None = None,
     return run_gate(base[0], cand[0], baseline_arm, candidate_arm, dataset, settings or GateSettings())
 
 
-def audit_claims(files: Sequence[str | Path] = (), runs: Iterable[RunLike] = (),
+def audit_claims(files: Sequence[str | Path] = (), runs: Iterable[Run | str | Path] = (),
                  data_dir: str | Path | None = None) -> list[ClaimVerdict]:
     """A verdict for every published claim in the registry ``files`` (default: the bundled registries)."""
     from sotacheck.audit.claim_registry import bundled_registries
     from sotacheck.audit.claims import audit_claims as audit
 
     paths = [Path(f) for f in files] or bundled_registries()
-    return audit(paths, [r if isinstance(r, Run) else load_run(r) for r in runs], dataset_sizes(paths, data_dir))
+    return audit(paths, _runs(runs) if runs else [], dataset_sizes(paths, data_dir))
 
 
 def dataset_sizes(claim_files: Sequence[Path], data_dir: str | Path | None) -> dict[str, int]:
@@ -160,17 +176,22 @@ def datasets(data_dir: str | Path | None = None, hub_id: str | None = None) -> l
 
 def judge(dataset: str, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,
           test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
-          ray_address: str | None = None, progress: bool = False) -> JudgeReport:
+          ray_address: str | None = None, progress: bool = False, run_out: str | Path | None = None,
+          arm: str | None = None) -> JudgeReport:
     """Judge a dataset's canonical solutions or a samples file (human-eval ``completion`` or EvalPlus
-    ``solution`` JSONL) against its hidden tests in the sandbox."""
-    from sotacheck.reruns.judging import judge_dataset
+    ``solution`` JSONL) against its hidden tests in the sandbox; with ``run_out``, also write the verdicts as
+    a run directory (one arm, named ``arm`` or after the samples file)."""
+    from sotacheck.reruns.judging import judge_dataset, write_judged_run
 
     if workers is not None and workers < 1:
         raise UsageError(f"`workers` must be at least 1, got {workers}")
     if not test_timeout > 0:
         raise UsageError(f"`test_timeout` must be positive, got {test_timeout}")
-    return judge_dataset(dataset, Path(samples) if samples is not None else None, canonical, workers, test_timeout,
-                         data_dir, executor, ray_address, progress)
+    report = judge_dataset(dataset, Path(samples) if samples is not None else None, canonical, workers, test_timeout,
+                           data_dir, executor, ray_address, progress)
+    if run_out is not None:
+        write_judged_run(Path(run_out), report, arm)
+    return report
 
 
 def _reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:
@@ -186,6 +207,8 @@ def rerun(spec: RunSpec | dict[str, Any], out: str | Path, executor: str = "loca
           reuse: Sequence[str | Path] = (), progress: bool = True) -> RunSummary:
     """Re-execute the pipelines of ``spec`` (a :class:`~sotacheck.reruns.run.RunSpec` or its fields) on its
     benchmark into the run directory ``out``; resumes when ``out`` holds the same spec already."""
+    import asyncio
+
     from sotacheck.reruns.run import RunSpec, execute_run, validate_spec
 
     run_spec = spec if isinstance(spec, RunSpec) else validate_spec(spec, "run spec")
@@ -197,6 +220,8 @@ def rerun(spec: RunSpec | dict[str, Any], out: str | Path, executor: str = "loca
 def resume(run_dir: str | Path, replay: bool = False, executor: str = "local", ray_address: str | None = None,
            reuse: Sequence[str | Path] = (), progress: bool = True) -> RunSummary:
     """Continue a stopped run; with ``replay``, re-derive every cell from the store without a model."""
+    import asyncio
+
     from sotacheck.reruns.run import execute_run
     from sotacheck.reruns.store.run_store import RunStore
 

@@ -35,12 +35,8 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     prompt's imports and helpers); an indented one continues the prompt and is appended to it.
     """
     result = api.judge(dataset, samples, canonical, workers, test_timeout, data_dir, executor, ray_address,
-                       progress=not as_json and sys.stderr.isatty())
+                       progress=not as_json and sys.stderr.isatty(), run_out=run_out, arm=arm)
     text = json.dumps(result.as_dict(), indent=2)
-    if run_out is not None:
-        from sotacheck.reruns.judging import write_judged_run
-
-        write_judged_run(run_out, result, arm)
     if out is not None:
         write_text(out, text + "\n")
     if as_json:

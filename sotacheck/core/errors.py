@@ -9,6 +9,11 @@ calls the statistics directly can keep catching ``ValueError``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
 
 class SotacheckError(Exception):
     """An error caused by the user's input or environment, reported as one line and a non-zero exit."""
@@ -35,3 +40,11 @@ class DataFileNotFound(InputError):
         super().__init__(f"data file {filename!r} not found; looked in: {places}")
         self.filename = filename
         self.looked_in = looked_in
+
+
+def describe_validation_error(exc: ValidationError, whole: str) -> str:
+    """pydantic's first error as ``field `a.b`: message`` (``whole`` names the object when the error is
+    about it rather than one field): the one-line form every spec, manifest and registry error takes."""
+    error = exc.errors()[0]
+    field = ".".join(str(part) for part in error["loc"]) or whole
+    return f"field `{field}`: {error['msg']}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import platform
 import subprocess
-from importlib import metadata
 from pathlib import Path
 
 from sotacheck.core.version import version
@@ -29,6 +28,8 @@ def git_revision() -> str | None:
 
 def versions() -> dict[str, str]:
     """sotacheck's, Python's and the main dependencies' versions (those installed)."""
+    from importlib import metadata
+
     found: dict[str, str] = {"sotacheck": version(), "python": platform.python_version()}
     for package in RECORDED_PACKAGES:
         try:

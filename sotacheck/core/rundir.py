@@ -47,7 +47,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sotacheck.core.arms import PARAM_PREFIX, structure_legacy_arms
-from sotacheck.core.errors import InputError
+from sotacheck.core.errors import InputError, describe_validation_error
 from sotacheck.core.provenance import git_revision, versions
 
 FORMAT_VERSION = 2
@@ -117,9 +117,7 @@ def manifest_of(fields: Mapping[str, Any] | Manifest, name: str = "run", source:
     try:
         return Manifest.model_validate({"name": name, "source": source, **fields})
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or "(manifest)"
-        raise OutcomeError(f"run manifest: field `{field}`: {error['msg']}") from None
+        raise OutcomeError(f"run manifest: {describe_validation_error(exc, '(manifest)')}") from None
 
 
 @dataclass(frozen=True)
@@ -261,9 +259,7 @@ def _migrate_manifest(raw: dict[str, Any], name: str, where: str) -> Manifest:
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"]) or "(manifest)"
-        raise OutcomeError(f"{where}: field `{field}`: {error['msg']}") from None
+        raise OutcomeError(f"{where}: {describe_validation_error(exc, '(manifest)')}") from None
 
 
 def write_run(out: str | Path, outcomes: pd.DataFrame, manifest: Manifest | Mapping[str, Any],

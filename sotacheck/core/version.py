@@ -5,7 +5,6 @@ prints a version should not pay for."""
 from __future__ import annotations
 
 from functools import cache
-from importlib import metadata
 
 DISTRIBUTION = "sotacheck"
 
@@ -13,6 +12,8 @@ DISTRIBUTION = "sotacheck"
 @cache
 def version() -> str:
     """The installed sotacheck's version; ``0+unknown`` when run from a tree that was never installed."""
+    from importlib import metadata
+
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
