@@ -19,9 +19,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sotacheck.api import analyze, gate, judge, load_run, report, rerun
+    from sotacheck.api import (
+        analyze,
+        audit_claims,
+        check_leakage,
+        datasets,
+        gate,
+        import_logs,
+        judge,
+        load_run,
+        migrate,
+        report,
+        rerun,
+        resume,
+        sweep_spec,
+        table,
+    )
 
-__all__ = ["__version__", "analyze", "gate", "judge", "load_run", "report", "rerun"]
+# The names of sotacheck.api (tests/cli/test_errors_and_api.py checks that the two lists agree).
+__all__ = ["__version__", "analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge",
+           "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
 
 def __getattr__(name: str) -> Any:

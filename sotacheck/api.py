@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge", "load_run",
            "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
+
 def load_run(path: str | Path) -> Run:
     """Read a run directory (a rerun's, an import's, a judge's ``--run-out``), in any format version.
 

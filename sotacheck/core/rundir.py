@@ -137,15 +137,6 @@ class Run:
     def name(self) -> str:
         return self.path.name if self.path else self.manifest.name
 
-    @property
-    def meta(self) -> dict[str, Any]:
-        """The manifest as plain data (JSON-ready)."""
-        return self.manifest.model_dump(mode="json")
-
-    def parameter_columns(self) -> list[str]:
-        """The ``param.<name>`` columns of the outcome table, in table order."""
-        return [c for c in self.outcomes.columns if c.startswith(PARAM_PREFIX)]
-
 
 def normalise(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     """Validate and type an outcome table; errors name ``where`` and the offending column or row."""

@@ -36,7 +36,7 @@ def test_import_names_arms_from_files_and_keeps_provenance(mapcoder_run) -> None
     assert sorted(table["arm"].unique()) == ["Analogical", "CoT", "MapCoder-5-5", "Reflexion-10"]
     assert set(table["dataset"]) == {"humaneval"}
     assert len(table) == 4 * 164
-    assert len(mapcoder_run.meta["files"]) == 4 and all(len(f["sha256"]) == 64 for f in mapcoder_run.meta["files"])
+    assert len(mapcoder_run.manifest.files) == 4 and all(len(f["sha256"]) == 64 for f in mapcoder_run.manifest.files)
     # published solved counts, read independently from the raw files
     assert table.groupby("arm")["passed"].sum().to_dict() == {
         "Analogical": 104, "CoT": 113, "MapCoder-5-5": 132, "Reflexion-10": 110}
@@ -211,7 +211,7 @@ def test_default_baseline_is_the_first_pipeline_the_run_listed(mapcoder_run) -> 
     arm; with several runs, the first run's spec decides."""
     runs_dir = Path(__file__).resolve().parents[2] / "data" / "runs"
     methods = load_run(runs_dir / "methods-qwen05b")
-    assert methods.meta["spec"]["pipelines"][0]["name"] == "direct"
+    assert (methods.manifest.spec or {})["pipelines"][0]["name"] == "direct"
     assert sorted(set(methods.outcomes["arm"]))[0] == "codesim[d=5,p=5]"
     assert analyze([methods], n_resamples=200).baseline == "direct"
     assert analyze([load_run(runs_dir / "sweep-gate-hold-qwen05b")], n_resamples=200).baseline == (

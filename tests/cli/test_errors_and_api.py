@@ -84,3 +84,8 @@ def test_resamples_must_be_positive() -> None:
     assert done.returncode == 2 and "--resamples" in done.stderr
     with pytest.raises(UsageError, match="`resamples`"):
         sotacheck.analyze([RUNS / "methods-qwen05b"], resamples=0)
+
+
+def test_the_package_exports_the_whole_api() -> None:
+    assert set(sotacheck.__all__) - {"__version__"} == set(sotacheck.api.__all__)
+    assert all(getattr(sotacheck, name) is getattr(sotacheck.api, name) for name in sotacheck.api.__all__)
