@@ -54,6 +54,11 @@ class GateSettings:
             raise GateInputError(f"`min_n` must be at least 1, got {self.min_n}")
         if self.mode not in ("significance", "noninferiority"):
             raise GateInputError(f"`mode` must be 'significance' or 'noninferiority', got {self.mode!r}")
+        if self.mode == "noninferiority" and self.max_drop == 0:
+            # The lower bound of the difference of two identical methods is below 0 in nearly every run, so a
+            # margin of 0 fails identical methods most of the time: the margin has to be the user's choice.
+            raise GateInputError("noninferiority mode needs the largest drop you accept, `max_drop` (--max-drop), "
+                                 "above 0, e.g. 0.02; with 0 it fails identical methods in most runs")
         if not 0 <= self.max_error_rate <= 1:
             raise GateInputError(f"`max_error_rate` must be in [0, 1], got {self.max_error_rate}")
 

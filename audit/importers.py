@@ -17,21 +17,38 @@ from typing import IO, Any
 
 import pandas as pd
 
+from sotacheck.core.outcomes import OutcomeError, as_bool, normalise
 from sotacheck.core.provenance import file_sha256
-from sotacheck.core.rundir import OutcomeError, as_bool
 
 MAPCODER_DATASETS = {"humaneval": "humaneval", "humanevalet": "humaneval-et", "mbpp": "mbpp-mapcoder",
                      "mbppet": "mbpp-et"}
 
 
-def mapcoder_arm_name(filename: str) -> str:
-    """``ChatGPT-MapCoder-5-5-Human-Python3-0-1.jsonl`` → ``MapCoder-5-5``; ``…-CoT-Python3-0-1`` → ``CoT``
-    (the same for a gzip-compressed ``….jsonl.gz``)."""
+# The prompting strategies of MapCoder's and CodeSim's released code (``src/promptings/``), which name the
+# arm in their result files: ``{model}-{strategy}[-{settings}][-{dataset}]-{language}-{t}-{p}.jsonl``.
+MAPCODER_STRATEGIES = ("Direct", "CoT", "SelfPlanning", "Analogical", "Reflexion", "MapCoder", "CodeSIM")
+
+
+def mapcoder_file_identity(filename: str) -> tuple[str, str]:
+    """(model, arm) from a MapCoder-style result file name (``.jsonl`` or ``.jsonl.gz``):
+    ``ChatGPT-MapCoder-5-5-Human-Python3-0-1.jsonl`` → (``ChatGPT``, ``MapCoder-5-5``);
+    ``GPT4-Turbo-CoT-Human-Python3-0-1.jsonl`` → (``GPT4-Turbo``, ``CoT``): the model is everything before
+    the first known strategy, so a model name may itself contain hyphens. A name with no known strategy
+    is read as ``{model}-{arm}`` with a one-word model."""
     stem = Path(filename).name.removesuffix(".gz").removesuffix(".jsonl")
     stem = re.sub(r"-Python3-\d+-\d+$", "", stem)
     stem = re.sub(r"-(Human|MBPP|HumanEval|CC|APPS|xCodeEval)$", "", stem)
-    parts = stem.split("-", 1)
-    return parts[1] if len(parts) == 2 else stem
+    parts = stem.split("-")
+    start = next((i for i, part in enumerate(parts) if i > 0 and part in MAPCODER_STRATEGIES), None)
+    if start is None:
+        model, _, arm = stem.partition("-")
+        return (model, arm) if arm else ("", stem)
+    return "-".join(parts[:start]), "-".join(parts[start:])
+
+
+def mapcoder_arm_name(filename: str) -> str:
+    """The arm a MapCoder-style result file holds (see :func:`mapcoder_file_identity`)."""
+    return mapcoder_file_identity(filename)[1]
 
 
 _MAPCODER_SETTING = re.compile(r"^MapCoder-(?P<k>\d+)-(?P<t>\d+)$")
@@ -129,10 +146,11 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
             raise OutcomeError(f"{file.parent}: {file.name.removesuffix('.gz')} is there both plain and as "
                                f"{file.name}; keep one")
     for file in files:
-        arm = mapcoder_arm_name(file.name)
+        model, arm = mapcoder_file_identity(file.name)
         identity = mapcoder_arm_columns(arm)
         data = dataset or MAPCODER_DATASETS.get(file.parent.name.lower(), file.parent.name.lower())
-        source: dict[str, Any] = {"file": str(file), "sha256": file_sha256(file), "arm": arm, "dataset": data}
+        source: dict[str, Any] = {"file": str(file), "sha256": file_sha256(file), "arm": arm, "dataset": data,
+                                  "model": model or None}
         if file.suffix == ".gz":
             source["uncompressed_sha256"] = _uncompressed_sha256(file)
         sources.append(source)
@@ -191,10 +209,15 @@ def import_csv(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     if not file.is_file():
         raise OutcomeError(f"{file} does not exist")
     try:
-        frame = pd.read_csv(file, dtype={"problem": str, "arm": str, "dataset": str})
+        frame = pd.read_csv(file, dtype={"problem": str, "arm": str, "dataset": str, "status": str},
+                            keep_default_na=False, na_values=[""])
+    except pd.errors.EmptyDataError:
+        raise OutcomeError(f"{file}: the file is empty (expected a header line and one row per cell)") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise OutcomeError(f"{file}: cannot parse as CSV ({exc})") from None
-    return frame, {"source": "csv", "files": [{"file": str(file), "sha256": file_sha256(file)}]}
+    # Validated here, so that an error names the CSV's own line (the header is line 1).
+    table = normalise(frame, str(file), first_line=2)
+    return table, {"source": "csv", "files": [{"file": str(file), "sha256": file_sha256(file)}]}
 
 
 IMPORTERS = {"mapcoder": import_mapcoder, "humaneval-results": import_humaneval_results, "csv": import_csv}

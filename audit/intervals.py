@@ -46,11 +46,21 @@ def _proportion_iv(k: int, n: int) -> None:
 
 def proportion_interval(k: float, n: float, confidence_level: float = 0.95,
                         method: ProportionMethod = "wilson") -> ConfidenceInterval:
-    """Interval for k successes in n trials (n may be an effective, non-integer size)."""
+    """Interval for k successes in n trials (n may be an effective, non-integer size; 0 ≤ k ≤ n).
+
+    Jeffreys follows the boundary rule of Brown, Cai & DasGupta (2001, §4.1.2) [2]_: the lower bound is 0
+    when k = 0 and the upper bound is 1 when k = n (the equal-tailed Beta quantiles would exclude them).
+    """
     _level_iv(confidence_level)
     if method not in _STATSMODELS_NAME:
         raise ArgumentError(f"`method` must be one of {list(_STATSMODELS_NAME)}, got {method!r}")
+    if not (isinstance(n, int | float | np.number) and np.isfinite(n) and n > 0):
+        raise ArgumentError(f"`n` must be a positive number, got {n!r}")
+    if not (isinstance(k, int | float | np.number) and 0 <= k <= n):
+        raise ArgumentError(f"`k` must be in [0, n] = [0, {n}], got {k!r}")
     low, high = proportion_confint(k, n, alpha=1 - confidence_level, method=_STATSMODELS_NAME[method])
+    if method == "jeffreys":
+        low, high = (0.0 if k == 0 else low), (1.0 if k == n else high)
     return ConfidenceInterval(float(max(0.0, low)), float(min(1.0, high)))
 
 

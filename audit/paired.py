@@ -45,15 +45,25 @@ class McNemarResult:
     alternative: str
 
 
-def _counts_iv(b: int, c: int) -> None:
+def _counts_iv(b: int, c: int) -> tuple[int, int]:
+    """The discordant counts as integers: a whole number given as a float (``4.0``) is taken as that
+    integer; anything else that is not a non-negative whole number is an error naming the argument."""
+    counts = []
     for name, value in (("b", b), ("c", c)):
-        if value < 0 or int(value) != value:
-            raise ArgumentError(f"`{name}` must be a non-negative integer, got {value}")
+        try:
+            whole = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool) \
+                and float(value).is_integer()
+        except (TypeError, ValueError, OverflowError):
+            whole = False
+        if not whole or value < 0:
+            raise ArgumentError(f"`{name}` must be a non-negative integer, got {value!r}")
+        counts.append(int(value))
+    return counts[0], counts[1]
 
 
 def mcnemar_exact(b: int, c: int, alternative: Alternative = "two-sided") -> McNemarResult:
-    """Exact McNemar from the discordant counts."""
-    _counts_iv(b, c)
+    """Exact McNemar from the discordant counts (whole numbers; ``4.0`` is read as 4)."""
+    b, c = _counts_iv(b, c)
     if alternative not in ("two-sided", "greater", "less"):
         raise ArgumentError(f"`alternative` must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     n = b + c

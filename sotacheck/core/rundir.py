@@ -46,20 +46,12 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sotacheck.core.arms import PARAM_PREFIX, structure_legacy_arms
-from sotacheck.core.errors import InputError, describe_validation_error
+from sotacheck.core.errors import describe_validation_error
+from sotacheck.core.outcomes import OutcomeError, normalise
 from sotacheck.core.provenance import git_revision, versions
 
 FORMAT_VERSION = 2
 MANIFEST, PARQUET, CSV = "run.json", "outcomes.parquet", "outcomes.csv"
-REQUIRED = ("arm", "dataset", "problem", "repeat", "passed")
-OPTIONAL_INT = ("calls", "prompt_tokens", "completion_tokens", "first_pass_attempt")
-STATUSES = ("passed", "failed", "error")
-KEY = ["arm", "dataset", "problem", "repeat"]
-
-
-class OutcomeError(InputError, ValueError):
-    """An outcome table, manifest or import source that cannot be used as it is; the message names the place."""
 
 
 class DatasetInfo(BaseModel):
@@ -136,74 +128,6 @@ class Run:
     @property
     def name(self) -> str:
         return self.path.name if self.path else self.manifest.name
-
-
-def normalise(frame: pd.DataFrame, where: str) -> pd.DataFrame:
-    """Validate and type an outcome table; errors name ``where`` and the offending column or row."""
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing:
-        raise OutcomeError(f"{where}: missing column(s) {', '.join(missing)}")
-    out = frame.copy()
-    if out.empty:
-        raise OutcomeError(f"{where}: the outcome table has no rows")
-    for column in ("arm", "dataset", "problem"):
-        out[column] = out[column].astype(str)
-    if "pipeline" not in out.columns:
-        out = structure_legacy_arms(out)
-    out["pipeline"] = out["pipeline"].astype(str)
-    try:
-        out["repeat"] = pd.to_numeric(out["repeat"], errors="raise").astype(int)
-    except (ValueError, TypeError) as exc:
-        raise OutcomeError(f"{where}: column `repeat` must hold integers ({exc})") from None
-    if "status" not in out.columns:
-        out["status"] = None
-    passed = out["passed"].map(lambda value: _as_bool(value, where))
-    given = out["status"].where(out["status"].notna(), None)
-    out["status"] = [s if s is not None else ("error" if p is None else "passed" if p else "failed")
-                     for s, p in zip(given, passed, strict=True)]
-    bad = sorted(set(out["status"]) - set(STATUSES))
-    if bad:
-        raise OutcomeError(f"{where}: column `status` has unknown value(s) {bad}; allowed: {list(STATUSES)}")
-    out["passed"] = pd.array([None if s == "error" else p for s, p in zip(out["status"], passed, strict=True)],
-                             dtype="boolean")
-    inconsistent = out[(out["status"] != "error") & out["passed"].isna()]
-    if not inconsistent.empty:
-        row = inconsistent.iloc[0]
-        raise OutcomeError(f"{where}: `passed` is empty for {row['arm']}/{row['problem']}/{row['repeat']} "
-                           f"whose status is {row['status']!r}")
-    for column in OPTIONAL_INT:
-        out[column] = pd.to_numeric(out[column], errors="coerce").astype("Int64") if column in out else \
-            pd.array([pd.NA] * len(out), dtype="Int64")
-    duplicated = out.duplicated(KEY, keep=False)
-    if duplicated.any():
-        row = out[duplicated].iloc[0]
-        raise OutcomeError(f"{where}: duplicated cell arm={row['arm']!r} dataset={row['dataset']!r} "
-                           f"problem={row['problem']!r} repeat={row['repeat']} "
-                           f"({int(duplicated.sum())} rows involved)")
-    params = sorted(c for c in out.columns if c.startswith(PARAM_PREFIX))
-    columns = ["arm", "pipeline", *params, "dataset", "problem", "repeat", "passed", "status", *OPTIONAL_INT]
-    extra = [c for c in out.columns if c not in columns]
-    return out[columns + extra].sort_values(KEY, kind="stable").reset_index(drop=True)
-
-
-def _as_bool(value: Any, where: str) -> bool | None:
-    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NA:
-        return None
-    if isinstance(value, str):
-        lowered = value.strip().lower()
-        if lowered in ("true", "1", "yes", "pass", "passed"):
-            return True
-        if lowered in ("false", "0", "no", "fail", "failed"):
-            return False
-        if lowered in ("", "na", "nan", "none", "null"):
-            return None
-        raise OutcomeError(f"{where}: cannot read {value!r} as passed/failed")
-    return bool(value)
-
-
-def as_bool(value: Any, where: str) -> bool | None:
-    """A verdict cell read as True, False or None (empty); anything else is an error naming ``where``."""
-    return _as_bool(value, where)
 
 
 def load_run(path: str | Path) -> Run:

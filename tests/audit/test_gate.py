@@ -97,11 +97,14 @@ def test_exit_code_2_cases(tmp_path, baseline_dir) -> None:
 
 def test_noninferiority_mode_uses_the_lower_bound(baseline_dir, tmp_path) -> None:
     candidate = flipped(baseline_dir, 3, tmp_path / "c3")
-    strict = gate(load_run(baseline_dir), load_run(candidate), settings=GateSettings(mode="noninferiority"))
+    strict = gate(load_run(baseline_dir), load_run(candidate),
+                  settings=GateSettings(mode="noninferiority", max_drop=0.001))
     lenient = gate(load_run(baseline_dir), load_run(candidate),
                    settings=GateSettings(mode="noninferiority", max_drop=0.05))
     assert strict.checks[0].ci_low < 0 and strict.exit_code == 1
     assert lenient.checks[0].ci_low > -0.05 and lenient.exit_code == 0
+    with pytest.raises(GateInputError, match="noninferiority mode needs the largest drop you accept"):
+        GateSettings(mode="noninferiority")  # no margin: would fail identical methods in most runs
     with pytest.raises(GateInputError, match="`mode` must be"):
         GateSettings(mode="vibes")  # type: ignore[arg-type]
 

@@ -1,0 +1,139 @@
+"""The outcome table's cells: validated and typed once, whatever wrote them (a rerun, an importer, a user's
+CSV). The columns are listed in :mod:`sotacheck.core.rundir`.
+
+Every bad cell is a one-line :class:`OutcomeError` naming the place (``file:line`` when the caller gives
+the table's first line, else ``row N``), the column and the value. Normalisations, each tested:
+
+- ``arm``, ``dataset`` and ``problem`` lose surrounding whitespace (``"direct "`` is ``direct``, not a
+  second arm); an empty one is an error.
+- ``repeat`` must be a whole number ≥ 0 (``1.0`` is 1; ``1.7`` and ``-1`` are errors).
+- ``passed`` is true/false, 1/0, yes/no, pass(ed)/fail(ed), or empty; anything else (``2``) is an error.
+- ``status`` may be empty (then it follows ``passed``: empty ``passed`` is ``error``); given, it must
+  agree with ``passed`` (``passed=true`` with ``status=failed`` is an error). An ``error`` cell's verdict
+  is never counted, whatever ``passed`` says.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from sotacheck.core.arms import PARAM_PREFIX, structure_legacy_arms
+from sotacheck.core.errors import InputError
+
+REQUIRED = ("arm", "dataset", "problem", "repeat", "passed")
+OPTIONAL_INT = ("calls", "prompt_tokens", "completion_tokens", "first_pass_attempt")
+STATUSES = ("passed", "failed", "error")
+KEY = ["arm", "dataset", "problem", "repeat"]
+_TRUE = ("true", "1", "1.0", "yes", "pass", "passed")
+_FALSE = ("false", "0", "0.0", "no", "fail", "failed")
+_EMPTY = ("", "na", "nan", "none", "null", "<na>")
+
+
+class OutcomeError(InputError, ValueError):
+    """An outcome table, manifest or import source that cannot be used as it is; the message names the place."""
+
+
+def _missing(value: Any) -> bool:
+    if value is None or value is pd.NA:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def as_bool(value: Any, where: str) -> bool | None:
+    """A verdict cell read as True, False or None (empty); anything else is an error naming ``where``."""
+    if _missing(value):
+        return None
+    if hasattr(value, "item"):  # a numpy scalar
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        if lowered in _EMPTY:
+            return None
+    raise OutcomeError(f"{where}: cannot read {value!r} as passed/failed (true/false, 1/0, or empty)")
+
+
+def normalise(frame: pd.DataFrame, where: str, first_line: int | None = None) -> pd.DataFrame:
+    """Validate and type an outcome table; errors name ``where`` and the offending row, column and value.
+
+    ``first_line`` is the file line of the table's first row (2 for a CSV with a header), so that errors
+    say ``file:line``; without it they say ``row N`` (1-based).
+    """
+    missing = [c for c in REQUIRED if c not in frame.columns]
+    if missing:
+        raise OutcomeError(f"{where}: missing column(s) {', '.join(missing)}")
+    if frame.empty:
+        raise OutcomeError(f"{where}: the outcome table has no rows")
+    out = frame.reset_index(drop=True)
+
+    def at(row: int, column: str) -> str:
+        place = f"{where}:{first_line + row}" if first_line is not None else f"{where}: row {row + 1}"
+        return f"{place}: column `{column}`"
+
+    for column in ("arm", "dataset", "problem", *(["pipeline"] if "pipeline" in out.columns else [])):
+        values = []
+        for row, value in enumerate(out[column]):
+            text = "" if _missing(value) else str(value).strip()
+            if not text:
+                raise OutcomeError(f"{at(row, column)} is empty")
+            values.append(text)
+        out[column] = values
+    if "pipeline" not in out.columns:
+        out = structure_legacy_arms(out)
+    out["repeat"] = [_repeat(value, at(row, "repeat")) for row, value in enumerate(out["repeat"])]
+    passed = [as_bool(value, at(row, "passed")) for row, value in enumerate(out["passed"])]
+    given = out["status"] if "status" in out.columns else [None] * len(out)
+    out["status"] = [_status(s, p, at(row, "status")) for row, (s, p) in enumerate(zip(given, passed, strict=True))]
+    out["passed"] = pd.array([None if s == "error" else p for s, p in zip(out["status"], passed, strict=True)],
+                             dtype="boolean")
+    for column in OPTIONAL_INT:
+        out[column] = pd.to_numeric(out[column], errors="coerce").astype("Int64") if column in out else \
+            pd.array([pd.NA] * len(out), dtype="Int64")
+    duplicated = out.duplicated(KEY, keep=False)
+    if duplicated.any():
+        first = out[duplicated].iloc[0]
+        raise OutcomeError(f"{where}: duplicated cell arm={first['arm']!r} dataset={first['dataset']!r} "
+                           f"problem={first['problem']!r} repeat={first['repeat']} "
+                           f"({int(duplicated.sum())} rows involved)")
+    params = sorted(c for c in out.columns if c.startswith(PARAM_PREFIX))
+    columns = ["arm", "pipeline", *params, "dataset", "problem", "repeat", "passed", "status", *OPTIONAL_INT]
+    extra = [c for c in out.columns if c not in columns]
+    return out[columns + extra].sort_values(KEY, kind="stable").reset_index(drop=True)
+
+
+def _repeat(value: Any, where: str) -> int:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise OutcomeError(f"{where}: {value!r} is not a whole number") from None
+    if not math.isfinite(number) or number != int(number):
+        raise OutcomeError(f"{where}: {value!r} is not a whole number")
+    if number < 0:
+        raise OutcomeError(f"{where}: {value!r} is negative (repeats count from 0)")
+    return int(number)
+
+
+def _status(given: Any, passed: bool | None, where: str) -> str:
+    derived = "error" if passed is None else "passed" if passed else "failed"
+    if _missing(given) or (isinstance(given, str) and not given.strip()):
+        return derived
+    status = str(given).strip()
+    if status not in STATUSES:
+        raise OutcomeError(f"{where}: unknown value {status!r}; allowed: {', '.join(STATUSES)}")
+    if status != "error" and status != derived:
+        shown = "empty" if passed is None else str(passed).lower()
+        raise OutcomeError(f"{where}: {status!r} contradicts `passed` ({shown})")
+    return status
