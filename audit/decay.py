@@ -38,14 +38,30 @@ def _exp(x: np.ndarray, a: float, b: float) -> np.ndarray:
     return a * np.exp(-b * x)
 
 
+class ConstantCurve(ArgumentError):
+    """The curve is constant (up to floating-point rounding): nothing decays, and R² = 1 − SSE/SST is
+    undefined because the total sum of squares is zero."""
+
+
+def is_constant(y: np.ndarray) -> bool:
+    """Whether ``y`` is constant up to rounding: its spread within 1e-9 of its largest magnitude (the
+    effectiveness 100/1000, 90/900, 81/810 is 0.1 three times, but not bit for bit)."""
+    y = np.asarray(y, dtype=float)
+    return bool(np.ptp(y) <= 1e-9 * max(float(np.abs(y).max()), np.finfo(float).tiny))
+
+
 def fit_exponential(x: np.ndarray, y: np.ndarray) -> ExponentialFit:
-    """Least-squares fit of y = a·e^(−b·x); R² in the original space."""
+    """Least-squares fit of y = a·e^(−b·x); R² in the original space. A constant ``y`` is a
+    :class:`ConstantCurve` error (R² would divide by a total sum of squares of zero)."""
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     if x.shape != y.shape or x.size < 3:
         raise ArgumentError(f"`x` and `y` must have the same shape with at least 3 points, got {x.shape}, {y.shape}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise ArgumentError("`x` and `y` must be finite")
+    if is_constant(y):
+        raise ConstantCurve(f"the curve is constant ({y[0]:.4g} at every point): there is no decay, and R² is "
+                            f"undefined (the total sum of squares is zero)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         params, _ = optimize.curve_fit(_exp, x, y, p0=(max(y.max(), 1e-6), 0.5), maxfev=20_000)
@@ -53,7 +69,7 @@ def fit_exponential(x: np.ndarray, y: np.ndarray) -> ExponentialFit:
     sse = float(residual @ residual)
     centred = y - y.mean()
     sst = float(centred @ centred)
-    r2 = 1 - sse / sst if sst > 0 else (1.0 if sse == 0 else 0.0)
+    r2 = 1 - sse / sst
     return ExponentialFit(float(params[0]), float(params[1]), float(r2), sse)
 
 
@@ -129,6 +145,23 @@ class DecayResult:
         low, high = np.quantile(self.bootstrap[:, column], [tail, 1 - tail])
         return ConfidenceInterval(float(low), float(high))
 
+    def interval_note(self, parameter: str = "r_squared", confidence_level: float = 0.95) -> str | None:
+        """Why the percentile interval of ``parameter`` does not contain its estimate, when it does not
+        (None otherwise). For R² this happens when the fit to the observed problems is better than to
+        almost any resample of them: R² of a two-parameter fit to a few points is biased upwards, and the
+        resamples show how much; the interval is then a statement about that spread, not a range around
+        the estimate."""
+        ci = self.confidence_interval(parameter, confidence_level)
+        estimate = {"a": self.fit.a, "b": self.fit.b, "r_squared": self.fit.r_squared}[parameter]
+        if ci.low <= estimate <= ci.high:
+            return None
+        side = "above" if estimate > ci.high else "below"
+        share = float(np.mean(self.bootstrap[:, {"a": 0, "b": 1, "r_squared": 2}[parameter]] < estimate))
+        return (f"The estimate {estimate:.4f} lies {side} its {100 * confidence_level:.0f} % bootstrap interval "
+                f"[{ci.low:.4f}, {ci.high:.4f}]: {100 * share:.1f} % of the problem resamples fit worse than the "
+                f"observed problems. With few points a two-parameter fit flatters R²; read the interval as the "
+                f"spread over resampled problems, and the estimate as optimistic.")
+
 
 def _aic(sse: float, n: int, k: int) -> float:
     return float(n * np.log(max(sse, 1e-300) / n) + 2 * k)
@@ -164,7 +197,7 @@ def fit_decay(first_solved: np.ndarray, max_attempts: int, n_resamples: int = 2_
             continue
         try:
             f = fit_exponential(boot.attempts[mask].astype(float), boot.effectiveness[mask])
-        except (RuntimeError, ValueError):
+        except (RuntimeError, ValueError):  # a failed fit, or a constant resample (no R²)
             continue
         rows.append((f.a, f.b, f.r_squared))
     warning = EXTRAPOLATION_WARNING.format(lo=int(x.min()), hi=int(x.max()))

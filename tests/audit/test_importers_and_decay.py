@@ -147,3 +147,32 @@ def test_labels_of_old_run_directories_are_structured_on_load() -> None:
     assert table.loc["codesim[d=2,p=3]", "param.p"] == 3 and str(table["param.p"].dtype) == "Int64"
     assert table.loc["gate[base=direct,hold_budget=3]", "param.base"] == "direct"
     assert table.loc["MapCoder-5-3", "pipeline"] == "MapCoder-5-3"  # not a bracketed label: its own pipeline
+
+
+def test_a_constant_curve_is_reported_as_such_not_as_a_huge_negative_r2() -> None:
+    """#20 item 4: effectiveness 100/1000, 90/900, 81/810 is 0.1 at every attempt (not bit for bit): the
+    total sum of squares is ~1e-34, and 1 − SSE/SST gave R² = −7.1e13. Now: no fit, said in words."""
+    from sotacheck.audit.decay import ConstantCurve
+
+    first = np.r_[np.full(100, 1), np.full(90, 2), np.full(81, 3), np.full(729, -1)]
+    with pytest.raises(ConstantCurve, match=r"constant \(0.1 at every point\): there is no decay"):
+        fit_decay(first, 3)
+    with pytest.raises(ValueError):  # callers that catch ValueError (the report) still do
+        fit_decay(first, 3)
+
+
+def test_an_r2_interval_that_excludes_its_estimate_says_why() -> None:
+    """Geometric effectiveness 0.5, 0.3, 0.18, 0.108 on 200 problems: R² ≈ 0.9996 on the observed problems,
+    above every but 0.3 % of 1,000 problem resamples (seed 0): the percentile interval excludes the estimate,
+    and the result says so (the report prints it)."""
+    counts = [100, 30, 13, 6]
+    first = np.concatenate([np.full(c, i + 1) for i, c in enumerate(counts)] + [np.full(51, -1)])
+    result = fit_decay(first, 4, n_resamples=1000, rng=0)
+    ci = result.confidence_interval("r_squared")
+    assert result.fit.r_squared > ci.high
+    note = result.interval_note("r_squared")
+    assert note is not None and "lies above its 95 % bootstrap interval" in note
+    recorded = fit_decay(np.r_[np.zeros(34), np.full(3, 1), [3, 7], np.full(29, -1)], 8, n_resamples=200, rng=0)
+    interval = recorded.confidence_interval("r_squared")
+    inside = interval.low <= recorded.fit.r_squared <= interval.high
+    assert (recorded.interval_note("r_squared") is None) == inside
