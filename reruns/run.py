@@ -146,16 +146,15 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
                      "leaks": [list(leak) for leak in leakage.leaks[:20]]}
     store.set_meta("leakage_check", leakage_check)
     identity = store.get_meta("model_identity")
+    arms = spec.arms()
     manifest = Manifest(
         name=run_dir.name, source="sotacheck rerun", spec=spec.model_dump(),
         model_identity=ModelIdentity(model=identity[0], endpoint=identity[1]) if identity else None,
         dataset=DatasetInfo.model_validate(store.get_meta("dataset")), versions=store.get_meta("versions") or {},
         git_revision=store.get_meta("git_revision"), reuse_from=store.get_meta("reuse_from", []),
-        leakage_check=leakage_check, created=_created_iso(store.get_meta("created")))
-    arms = {arm.name: arm.columns() for arm in spec.arms()}
-    manifest = manifest.model_copy(update={"pipeline_defaults": {
-        arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in spec.arms()}})
-    frame = export_into(run_dir, outcome_frame(store, arms), manifest)
+        leakage_check=leakage_check, created=_created_iso(store.get_meta("created")),
+        pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms})
+    frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest)
     return RunSummary(total, len(frame), int((frame["status"] == "error").sum()), calls, sent,
                       time.monotonic() - started, leakage.clean, len(leakage.leaks))
 

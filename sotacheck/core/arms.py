@@ -35,12 +35,13 @@ def parameters_of(row: Mapping[str, Any]) -> dict[str, Any]:
     """The parameters of one outcome row (``param.*`` columns that are set), by name."""
     found = {}
     for column, value in row.items():
-        if str(column).startswith(PARAM_PREFIX) and not _missing(value):
+        if str(column).startswith(PARAM_PREFIX) and not is_missing(value):
             found[str(column).removeprefix(PARAM_PREFIX)] = value.item() if hasattr(value, "item") else value
     return found
 
 
-def _missing(value: Any) -> bool:
+def is_missing(value: Any) -> bool:
+    """Whether a table cell is empty (None, NaN, pd.NA, NaT); a value pandas cannot judge is not."""
     try:
         return bool(pd.isna(value))
     except (TypeError, ValueError):

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from sotacheck.core.arms import PARAM_PREFIX, structure_legacy_arms
+from sotacheck.core.arms import PARAM_PREFIX, is_missing, structure_legacy_arms
 from sotacheck.core.errors import InputError
 
 REQUIRED = ("arm", "dataset", "problem", "repeat", "passed")
@@ -36,18 +36,9 @@ class OutcomeError(InputError, ValueError):
     """An outcome table, manifest or import source that cannot be used as it is; the message names the place."""
 
 
-def _missing(value: Any) -> bool:
-    if value is None or value is pd.NA:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
 def as_bool(value: Any, where: str) -> bool | None:
     """A verdict cell read as True, False or None (empty); anything else is an error naming ``where``."""
-    if _missing(value):
+    if is_missing(value):
         return None
     if hasattr(value, "item"):  # a numpy scalar
         value = value.item()
@@ -86,7 +77,7 @@ def normalise(frame: pd.DataFrame, where: str, first_line: int | None = None) ->
     for column in ("arm", "dataset", "problem", *(["pipeline"] if "pipeline" in out.columns else [])):
         values = []
         for row, value in enumerate(out[column]):
-            text = "" if _missing(value) else str(value).strip()
+            text = "" if is_missing(value) else str(value).strip()
             if not text:
                 raise OutcomeError(f"{at(row, column)} is empty")
             values.append(text)
@@ -128,7 +119,7 @@ def _repeat(value: Any, where: str) -> int:
 
 def _status(given: Any, passed: bool | None, where: str) -> str:
     derived = "error" if passed is None else "passed" if passed else "failed"
-    if _missing(given) or (isinstance(given, str) and not given.strip()):
+    if is_missing(given) or (isinstance(given, str) and not given.strip()):
         return derived
     status = str(given).strip()
     if status not in STATUSES:
