@@ -1,17 +1,21 @@
-"""The standard analysis of one or more runs: pass rate with CI per arm and dataset, and every arm's
-paired comparison against a baseline arm, Holm-corrected across the table, each with a power note."""
+"""The standard analysis of one or more runs: pass rate with CI per arm and dataset, grouped into studies
+(:mod:`sotacheck.audit.studies`: the same problems, model, endpoint, sampling and judge), and within each
+study every arm's paired comparison against that study's baseline, Holm-corrected within the study, each
+with a power note. A comparison across studies is made only when asked for by name, and says so."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sotacheck.audit.intervals import clustered_pass_rate
-from sotacheck.audit.paired import cmh_test, holm, mcnemar_exact, paired_bootstrap_difference, sign_flip_test
-from sotacheck.audit.power import mdd_paired_exact
+from sotacheck.audit.paired import holm, mcnemar_exact, paired_bootstrap_difference, sign_flip_test
+from sotacheck.audit.power import mdd_paired
+from sotacheck.audit.studies import RUN_COLUMN, Study, find_studies
 from sotacheck.core.rundir import OutcomeError, Run
 
 
@@ -31,12 +35,17 @@ class ArmSummary:
     prompt_tokens_per_problem: float | None
     completion_tokens_per_problem: float | None
     notes: tuple[str, ...] = ()
+    study: str = ""
 
 
 @dataclass(frozen=True)
 class Comparison:
     """Arm ``a`` against baseline ``b`` on their shared problems. ``b_count``: problems where a did
-    better, ``c_count``: where b did better (per problem, over repeats)."""
+    better, ``c_count``: where b did better (per problem, over repeats). ``mdd``: the smallest difference
+    in pass rate the test used detects with 80 % power (two-sided, alpha 0.05; see
+    :func:`sotacheck.audit.power.mdd_paired`). ``study``: the study both arms belong to, or ``S1 vs S3``
+    for a comparison across studies the user asked for; ``family``: the Holm family, a study's id or
+    ``requested``."""
 
     a: str
     b: str
@@ -51,24 +60,61 @@ class Comparison:
     test: str
     pvalue: float
     midp: float | None
-    cmh_pvalue: float | None
     pvalue_holm: float
     mdd: float
+    notes: tuple[str, ...] = ()
+    study: str = ""
+    family: str = ""
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """One study's place in an analysis: its conditions, the baseline its arms are compared against
+    (``None`` with a single arm) and what the analysis says about the choice."""
+
+    study: Study
+    baseline: str | None
     notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class AnalysisResult:
+    """Arms, comparisons and studies. ``baseline`` is the arm the user named, else the first study's."""
+
     arms: tuple[ArmSummary, ...]
     comparisons: tuple[Comparison, ...]
     baseline: str
     notes: tuple[str, ...] = field(default_factory=tuple)
+    studies: tuple[StudyResult, ...] = field(default_factory=tuple)
+
+    def in_study(self, study: str) -> tuple[list[ArmSummary], list[Comparison]]:
+        """The arm summaries and the comparisons (its Holm family) of one study."""
+        return ([a for a in self.arms if a.study == study], [c for c in self.comparisons if c.family == study])
+
+    def for_study(self, study: str) -> AnalysisResult:
+        """The part of this result that concerns one study, as a result of its own (for its tables)."""
+        arms, comparisons = self.in_study(study)
+        chosen = [s for s in self.studies if s.study.id == study]
+        if not chosen:
+            raise OutcomeError(f"no study {study!r}; studies: {', '.join(s.study.id for s in self.studies)}")
+        return AnalysisResult(tuple(arms), tuple(comparisons), chosen[0].baseline or self.baseline, (), tuple(chosen))
+
+    @property
+    def requested(self) -> list[Comparison]:
+        """The comparisons the user asked for by name (their own Holm family)."""
+        return [c for c in self.comparisons if c.family == REQUESTED]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready; a non-finite number (an undetectable MDD) becomes null, never NaN/Infinity."""
         return _finite({"baseline": self.baseline, "arms": [asdict(a) for a in self.arms],
                         "comparisons": [asdict(c) for c in self.comparisons], "notes": list(self.notes),
-                        "holm": "Holm (method='holm') across all comparisons in this table"})
+                        "studies": [{**asdict(s.study), "baseline": s.baseline, "notes": list(s.notes)}
+                                    for s in self.studies],
+                        "holm": "Holm (method='holm') within each study's comparisons against its baseline; "
+                                "the comparisons asked for by name are one family of their own"})
+
+
+REQUESTED = "requested"
 
 
 def _finite(value: Any) -> Any:
@@ -83,14 +129,16 @@ def _finite(value: Any) -> Any:
 
 def combine_runs(runs: list[Run]) -> pd.DataFrame:
     """One outcome table from several runs. When a run uses an arm name an earlier run already used, *every*
-    arm of that run is prefixed with the run's name, so a run's arms (a sweep's settings) stay together."""
+    arm of that run is prefixed with the run's name, so a run's arms (a sweep's settings) stay together.
+    Columns added: ``label`` (the arm as its run names it) and ``run_index`` (the run's position)."""
     if not runs:
         raise OutcomeError("no runs given")
     seen: set[tuple[str, str]] = set()
-    frames = []
+    frames: list[pd.DataFrame] = []
     for run in runs:
         frame = run.outcomes.copy()
         frame["label"] = frame["arm"]  # the arm as its run names it, before any prefix
+        frame[RUN_COLUMN] = len(frames)
         keys = set(frame[["arm", "dataset"]].drop_duplicates().itertuples(index=False, name=None))
         if keys & seen:
             frame["arm"] = run.name + ":" + frame["arm"]
@@ -180,20 +228,17 @@ def compare_arms(table: pd.DataFrame, a: str, b: str, dataset: str, confidence_l
     ci = paired_bootstrap_difference(xa, xb, confidence_level, n_resamples, rng=seed)
     if xa.shape[1] == 1 and xb.shape[1] == 1:
         test = mcnemar_exact(better, worse)
-        name, pvalue, midp, cmh_p = "exact McNemar", test.pvalue, test.midp, None
+        name, pvalue, midp = "exact McNemar", test.pvalue, test.midp
     else:
         perm = sign_flip_test(xa, xb, n_resamples=n_resamples, rng=seed)
         name = "sign-flip permutation on per-problem means" + (" (exact)" if perm.exact else "")
-        pvalue, midp, cmh_p = perm.pvalue, None, cmh_test(xa, xb).pvalue
-    discordance = (better + worse) / len(shared)
+        pvalue, midp = perm.pvalue, None
     if len(shared) < 2:
         notes.append("a single shared problem: no test can say anything")
-        mdd = float("inf")
-    else:
-        mdd = mdd_paired_exact(len(shared), discordance) if discordance > 0 else float("inf")
+    mdd = mdd_paired(xa, xb).mdd
     return Comparison(a, b, dataset, len(shared), int(min(xa.shape[1], xb.shape[1])),
                       float(mean_a.mean() - mean_b.mean()), ci.low, ci.high, better, worse, name,
-                      float(pvalue), midp, cmh_p, float("nan"), mdd, tuple(notes))
+                      float(pvalue), midp, float("nan"), mdd, tuple(notes))
 
 
 def default_baseline(runs: list[Run], arms: list[str]) -> str:
@@ -230,32 +275,111 @@ def paper_defaults(runs: list[Run]) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _study_baseline(runs: list[Run], table: pd.DataFrame, study: Study, wanted: str | None) -> tuple[str, list[str]]:
+    """The arm a study's arms are compared against: the one the user named (by its name in the table or
+    in its run), else :func:`default_baseline` over the study's first run; with a note when the named one
+    is not in this study."""
+    arms = list(study.arms)
+    if wanted is not None:
+        if wanted in arms:
+            return wanted, []
+        labels = table.drop_duplicates("arm").set_index("arm")["label"]
+        by_label = [arm for arm in arms if labels.get(arm) == wanted]
+        if by_label:
+            return by_label[0], []
+    first_run = next(run for run in runs if run.name == study.runs[0])
+    chosen = default_baseline([first_run], arms)
+    notes = [f"no arm {wanted!r} in this study: compared against {chosen!r}, its default"] if wanted else []
+    return chosen, notes
+
+
 def analyze(runs: list[Run], baseline: str | None = None, confidence_level: float = 0.95,
-            n_resamples: int = 10_000, seed: int = 0) -> AnalysisResult:
-    """Pass rates per arm and dataset, and each arm against ``baseline`` (default: see
-    ``default_baseline``)."""
+            n_resamples: int = 10_000, seed: int = 0, compare: Sequence[tuple[str, str]] = ()) -> AnalysisResult:
+    """Pass rates per arm and dataset, and within each study every arm against the study's baseline.
+
+    Parameters
+    ----------
+    runs : the runs to analyse, in order (the first run of a study chooses its default baseline).
+    baseline : the arm to compare against, by its name in the combined table or in its own run (``direct``
+        matches every study's ``direct``); a study without it uses its default (see
+        :func:`default_baseline`), with a note. Default: each study's default.
+    confidence_level, n_resamples, seed : of the intervals and resampling tests.
+    compare : pairs ``(arm, against)`` to compare in addition, by their names in the combined table, on
+        every dataset both have, across studies if need be; each is labelled with the studies it spans and
+        what differs between them, and the pairs form their own Holm family.
+
+    Returns
+    -------
+    AnalysisResult
+        Holm-adjusted p-values within each study (the family of its comparisons against its baseline).
+    """
     table = combine_runs(runs)
+    table["study"], studies = find_studies(runs, table)
     arms_in_order = list(dict.fromkeys(table["arm"]))
-    baseline = baseline or default_baseline(runs, arms_in_order)
-    if baseline not in arms_in_order:
+    if baseline is not None and baseline not in arms_in_order and baseline not in set(table["label"]):
         raise OutcomeError(f"baseline arm {baseline!r} is not in the runs; arms: {', '.join(arms_in_order)}")
-    summaries = []
-    comparisons = []
-    for dataset in dict.fromkeys(table["dataset"]):
-        arms = list(dict.fromkeys(table.loc[table["dataset"] == dataset, "arm"]))
-        summaries += [summarise_arm(table, arm, dataset, confidence_level) for arm in arms]
-        if baseline in arms:
-            comparisons += [compare_arms(table, arm, baseline, dataset, confidence_level, n_resamples, seed)
-                            for arm in arms if arm != baseline]
-    adjusted = holm([c.pvalue for c in comparisons]) if comparisons else np.array([])
-    comparisons = [_with_holm(c, float(p)) for c, p in zip(comparisons, adjusted, strict=True)]
+    summaries: list[ArmSummary] = []
+    comparisons: list[Comparison] = []
+    results = []
+    for study in studies:
+        cells = table[table["study"] == study.id]
+        summaries += [replace(summarise_arm(cells, arm, study.dataset, confidence_level), study=study.id)
+                      for arm in study.arms]
+        chosen, notes = _study_baseline(runs, table, study, baseline) if len(study.arms) > 1 else (None, [])
+        family = [replace(compare_arms(cells, arm, chosen, study.dataset, confidence_level, n_resamples, seed),
+                          study=study.id, family=study.id) for arm in study.arms if chosen and arm != chosen]
+        comparisons += _holm_within(family)
+        results.append(StudyResult(study, chosen, tuple(notes)))
+    comparisons += _holm_within(_requested(table, studies, compare, confidence_level, n_resamples, seed))
     notes = []
-    if len(set(table["dataset"])) > 1:
-        notes.append("several datasets: comparisons are within each dataset; Holm spans all of them")
-    return AnalysisResult(tuple(summaries), tuple(comparisons), baseline, tuple(notes))
+    if len(studies) > 1:
+        notes.append(f"{len(studies)} studies: arms are compared only within their study (same problems, model, "
+                     f"endpoint, sampling and judge); Holm runs within each study")
+    first = next((r.baseline for r in results if r.baseline), arms_in_order[0])
+    return AnalysisResult(tuple(summaries), tuple(comparisons), baseline or first, tuple(notes), tuple(results))
 
 
-def _with_holm(comparison: Comparison, pvalue_holm: float) -> Comparison:
-    from dataclasses import replace
+def _requested(table: pd.DataFrame, studies: tuple[Study, ...], pairs: Sequence[tuple[str, str]],
+               confidence_level: float, n_resamples: int, seed: int) -> list[Comparison]:
+    """The comparisons the user named, on every dataset both arms have, labelled with their studies."""
+    by_id = {s.id: s for s in studies}
+    out = []
+    for a, b in pairs:
+        for arm in (a, b):
+            if arm not in set(table["arm"]):
+                raise OutcomeError(f"compare: no arm {arm!r} in the runs; arms: {', '.join(dict.fromkeys(table['arm']))}")
+        shared = [d for d in dict.fromkeys(table.loc[table["arm"] == a, "dataset"])
+                  if d in set(table.loc[table["arm"] == b, "dataset"])]
+        if not shared:
+            raise OutcomeError(f"compare: arms {a!r} and {b!r} have no dataset in common")
+        for dataset in shared:
+            study_a = by_id[table.loc[(table["arm"] == a) & (table["dataset"] == dataset), "study"].iloc[0]]
+            study_b = by_id[table.loc[(table["arm"] == b) & (table["dataset"] == dataset), "study"].iloc[0]]
+            comparison = compare_arms(table, a, b, dataset, confidence_level, n_resamples, seed)
+            if study_a.id == study_b.id:
+                label, note = study_a.id, "asked for by name, within one study"
+            else:
+                label = f"{study_a.id} vs {study_b.id}"
+                note = f"across studies, asked for by name: {'; '.join(study_a.differences(study_b))}"
+            out.append(replace(comparison, study=label, family=REQUESTED, notes=(note, *comparison.notes)))
+    return out
 
-    return replace(comparison, pvalue_holm=pvalue_holm)
+
+def _holm_within(family: list[Comparison]) -> list[Comparison]:
+    adjusted = holm([c.pvalue for c in family]) if family else np.array([])
+    return [replace(c, pvalue_holm=float(p)) for c, p in zip(family, adjusted, strict=True)]
+
+
+def study_findings(result: AnalysisResult, study: StudyResult, alpha: float = 0.05) -> str:
+    """One sentence: what a study compared with what, and what was found."""
+    arms, comparisons = result.in_study(study.study.id)
+    head = f"{study.study.id}: {len(arms)} arm(s) on {study.study.dataset} ({study.study.n_problems} problems)"
+    if not comparisons:
+        best = max(arms, key=lambda a: a.pass_rate)
+        return f"{head}; a single arm, {best.arm} at {100 * best.pass_rate:.1f} %: nothing to compare."
+    significant = [c for c in comparisons if c.pvalue_holm < alpha]
+    best = max(arms, key=lambda a: a.pass_rate)
+    found = ("; ".join(f"{c.a} {100 * c.diff:+.1f} pp (Holm p = {c.pvalue_holm:.3g})" for c in significant)
+             if significant else "none differs significantly after Holm")
+    return (f"{head}; {len(comparisons)} compared with {study.baseline}: {found}. Best: {best.arm} at "
+            f"{100 * best.pass_rate:.1f} % [{100 * best.ci_low:.1f}, {100 * best.ci_high:.1f}].")

@@ -10,7 +10,9 @@ Pairs the problems (and repeats) both runs have, then per dataset:
 
 ``mode="significance"`` fails when the drop is significant at ``alpha``; ``mode="noninferiority"`` fails
 when the lower bound of the one-sided (1 − alpha) interval lies below ``-max_drop``. Every decision
-carries a power note: the smallest drop this gate could detect at this n and discordance.
+carries a power note: the smallest drop in pass rate this gate detects with 80 % power, from the test it
+actually used (exact McNemar at one repeat; the sign-flip test on per-problem mean differences with their
+observed spread at K repeats, see ``sotacheck.audit.power.mdd_paired``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import pandas as pd
 
 from sotacheck.audit.analysis import paired_outcomes
 from sotacheck.audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
-from sotacheck.audit.power import mdd_paired_exact
+from sotacheck.audit.power import mdd_paired
 from sotacheck.core.errors import InputError
 from sotacheck.core.rundir import Run
 
@@ -166,9 +168,7 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
                                 rng=settings.seed).pvalue
     ci = paired_bootstrap_difference(xc, xb, 1 - 2 * settings.alpha, n_resamples=10_000, rng=settings.seed)
     diff = float(mean_c.mean() - mean_b.mean())
-    discordance = (drops + gains) / len(shared)
-    mdd = (mdd_paired_exact(len(shared), discordance, settings.alpha, 0.8, "greater")
-           if discordance > 0 and len(shared) > 1 else float("inf"))
+    mdd = mdd_paired(xb, xc, settings.alpha, 0.8, "greater").mdd
     if settings.mode == "significance":
         regression = pvalue < settings.alpha and diff < 0
         reason = (f"drop of {-diff:.3f} is significant (p = {pvalue:.3g} < {settings.alpha})" if regression
@@ -189,6 +189,7 @@ def power_note(check: GateCheck) -> str:
     if not np.isfinite(check.mdd):
         return (f"Power: with {check.n} problems and {check.drops + check.gains} discordant ones, no drop is "
                 f"detectable with 80 % power at this discordance; a green gate here is not evidence of no drop.")
-    return (f"Power: with {check.n} problems at the observed discordance "
-            f"({(check.drops + check.gains) / check.n:.1%}), the smallest drop this gate detects with 80 % "
-            f"power is {check.mdd:.1%} of problems; smaller drops can pass unnoticed.")
+    spread = (f"the observed discordance ({(check.drops + check.gains) / check.n:.1%} of problems)"
+              if check.n_repeats == 1 else f"the observed spread of per-problem differences over {check.n_repeats} repeats")
+    return (f"Power: with {check.n} problems at {spread}, the smallest drop in pass rate this gate detects "
+            f"with 80 % power is {100 * check.mdd:.1f} points; smaller drops can pass unnoticed.")

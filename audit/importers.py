@@ -46,6 +46,22 @@ def mapcoder_file_identity(filename: str) -> tuple[str, str]:
     return "-".join(parts[:start]), "-".join(parts[start:])
 
 
+_MAPCODER_RUN_TAIL = re.compile(r"-[A-Za-z0-9]+-(?P<temperature>\d+(?:\.\d+)?)-(?P<pass_at_k>\d+)$")
+
+
+def mapcoder_file_sampling(filename: str) -> dict[str, Any]:
+    """The sampling a MapCoder-style result file name records: its released ``main.py`` names a run
+    ``{model}-{strategy}-{dataset}-{language}-{temperature}-{pass_at_k}``, so ``...-Python3-0-1.jsonl`` is
+    temperature 0 and pass@1. top_p and max_tokens are not in the name (they are left unrecorded, so an
+    analysis compares these arms only with arms of the same import)."""
+    stem = Path(filename).name.removesuffix(".gz").removesuffix(".jsonl")
+    match = _MAPCODER_RUN_TAIL.search(stem)
+    if match is None:
+        return {}
+    temperature = float(match["temperature"])
+    return {"temperature": temperature, "top_p": None, "max_tokens": None, "pass_at_k": int(match["pass_at_k"])}
+
+
 def mapcoder_arm_name(filename: str) -> str:
     """The arm a MapCoder-style result file holds (see :func:`mapcoder_file_identity`)."""
     return mapcoder_file_identity(filename)[1]
@@ -150,7 +166,7 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
         identity = mapcoder_arm_columns(arm)
         data = dataset or MAPCODER_DATASETS.get(file.parent.name.lower(), file.parent.name.lower())
         source: dict[str, Any] = {"file": str(file), "sha256": file_sha256(file), "arm": arm, "dataset": data,
-                                  "model": model or None}
+                                  "model": model or None, "sampling": mapcoder_file_sampling(file.name) or None}
         if file.suffix == ".gz":
             source["uncompressed_sha256"] = _uncompressed_sha256(file)
         sources.append(source)

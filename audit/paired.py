@@ -1,9 +1,14 @@
 """Paired comparisons of two arms on the same problems.
 
 One run each: exact McNemar (binomial on the discordant pairs) with mid-p. K runs each: the sign-flip
-permutation test on per-problem mean differences, and Cochran–Mantel–Haenszel with one stratum per
-problem; both reduce to McNemar at K = 1. Paired cluster-bootstrap CI of the difference. Holm across a
+permutation test on per-problem mean differences, which tests the *average* difference (the pass-rate
+difference) and reduces to McNemar at K = 1. Paired cluster-bootstrap CI of the difference. Holm across a
 table of comparisons, named explicitly (``multipletests``' default is Holm–Šidák).
+
+:func:`cmh_test` (Cochran–Mantel–Haenszel, one stratum per problem) is kept for users who want it, but it
+is not part of the analysis' output: it is a large-sample test of a common odds ratio of 1 — of "no
+association in any problem" — and so a second p-value for the question the exact sign-flip test answers
+(its behaviour under effects that cancel: ``bench/bench_power.py``, part 2, and ``bench/RESULTS.md``).
 
 References
 ----------
@@ -159,7 +164,13 @@ class CMHResult:
 def cmh_test(a: np.ndarray, b: np.ndarray) -> CMHResult:
     """CMH over per-problem 2×2 tables [[A passes, A fails], [B passes, B fails]] (no continuity
     correction). Strata where both arms always pass or always fail carry no information and are
-    dropped; with none left the result is statistic 0, p = 1 (never NaN)."""
+    dropped; with none left the result is statistic 0, p = 1 (never NaN).
+
+    What it tests: a common odds ratio of 1 across problems, by a chi-square approximation. With equal
+    repeats in both arms its numerator is half the sum of the per-problem count differences (the
+    sign-flip statistic) and its variance uses pooled margins, so under effects that cancel on average
+    it is conservative (``bench/bench_power.py``, part 2); the exact test of the average difference is
+    :func:`sign_flip_test`."""
     a, b = _paired_iv(a, b)
     k_a, k_b = a.shape[1], b.shape[1]
     pa, pb = a.sum(axis=1), b.sum(axis=1)

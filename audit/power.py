@@ -1,9 +1,11 @@
 """Power and minimum detectable difference (MDD) for pass-rate comparisons.
 
 Unpaired: Cohen's h with the normal approximation (``NormalIndPower``); near 0.95 the MDD is
-asymmetric (about +4.5 pp up vs −8.8 pp down at n = 164). Paired: Connor's (1987) sample-size formula
-for McNemar, cross-checked with the exact McNemar power (binomial number of discordant pairs, exact
-conditional test for each).
+asymmetric (about +4.5 pp up vs −8.8 pp down at n = 164). Paired, one run each: Connor's (1987)
+sample-size formula for McNemar, cross-checked with the exact McNemar power (binomial number of
+discordant pairs, exact conditional test for each). Paired with K repeats: the power of the sign-flip
+test that is actually used on the per-problem mean differences d_i (:func:`mdd_paired`), stated in
+pass-rate points.
 
 References
 ----------
@@ -114,3 +116,83 @@ def mdd_paired_exact(n: int, discordance: float, alpha: float = 0.05, power: flo
         return float("inf")
     return float(optimize.brentq(lambda d: exact_mcnemar_power(n, discordance, d, alpha, alternative) - power,
                                  1e-6, discordance))
+
+
+def sign_flip_power(n: int, second_moment: float, difference: float, alpha: float = 0.05,
+                    alternative: str = "two-sided", n_repeats: int = 1) -> float:
+    """Power of the sign-flip test on ``n`` per-problem mean differences d_i whose second moment
+    E[d²] is ``second_moment``, when their mean (the pass-rate difference) is ``difference``.
+
+    Conditional on the |d_i|, the test's null distribution of Σ d_i has variance Σ d_i² ≈ n·E[d²], and
+    under the alternative Σ d_i ≈ N(n·Δ, n·(E[d²] − Δ²)) (normal approximation, good for the n ≥ 30 the
+    gate requires). E[d²] is held fixed as Δ varies, as Connor's formula holds the discordance fixed: at
+    one repeat each d_i ∈ {−1, 0, 1}, E[d²] is the discordance and, without the correction below, this
+    is Connor's McNemar power. With ``n_repeats`` = K the d_i are multiples of 1/K, so flipping one moves Σ d_i by a multiple of
+    2/K: the null distribution lives on a lattice of that spacing and, as the test counts ties as
+    extreme, the threshold carries a continuity correction of half a step, 1/K (at K = 1 McNemar's
+    own). ``alternative="greater"`` is the one-sided test of Δ > 0."""
+    if alternative not in ("two-sided", "greater"):
+        raise ArgumentError(f"`alternative` must be 'two-sided' or 'greater', got {alternative!r}")
+    _power_iv(n, alpha, 0.5)
+    if n_repeats < 1:
+        raise ArgumentError(f"`n_repeats` must be at least 1, got {n_repeats}")
+    if not 0 < second_moment <= 1:
+        raise ArgumentError(f"`second_moment` must be in (0, 1], got {second_moment}")
+    if not abs(difference) <= np.sqrt(second_moment):
+        raise ArgumentError(f"`difference` must satisfy difference² <= second_moment, got {difference}")
+    z = stats.norm.ppf(1 - alpha / 2 if alternative == "two-sided" else 1 - alpha)
+    spread = np.sqrt(n * max(second_moment - difference**2, 1e-300))
+    shift, threshold = n * difference, z * np.sqrt(n * second_moment) + 1 / n_repeats
+    power = stats.norm.sf((threshold - shift) / spread)
+    if alternative == "two-sided":
+        power += stats.norm.cdf((-threshold - shift) / spread)
+    return float(power)
+
+
+@dataclass(frozen=True)
+class PairedMDD:
+    """The smallest pass-rate difference a paired comparison detects with the given power.
+
+    ``mdd`` is in pass-rate units (0.05 = 5 points; ``inf`` when no difference is detectable, e.g. the
+    two arms never differ); ``method`` names the computation; ``second_moment`` is the mean of the
+    squared per-problem differences (the discordance at one repeat)."""
+
+    mdd: float
+    method: str
+    n: int
+    n_repeats: int
+    second_moment: float
+
+
+def mdd_paired(a: np.ndarray, b: np.ndarray, alpha: float = 0.05, power: float = 0.8,
+               alternative: str = "two-sided") -> PairedMDD:
+    """MDD of the paired test used on problems × repeats 0/1 matrices ``a`` and ``b``.
+
+    One repeat each: the exact McNemar MDD at the observed discordance (:func:`mdd_paired_exact`).
+    Repeats: the sign-flip test's MDD at the observed E[d²] of the per-problem mean differences
+    (:func:`sign_flip_power`), which counts a problem solved in 2 of 3 repeats instead of 3 of 3 as a
+    difference of 1/3, not as a whole discordant problem. ``bench/bench_power.py`` checks by simulation
+    that the gate detects a drop of its stated MDD with the stated power."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0]:
+        raise ArgumentError(f"`a` and `b` must be problems × repeats matrices over the same problems, "
+                            f"got shapes {a.shape} and {b.shape}")
+    n, repeats = a.shape[0], int(min(a.shape[1], b.shape[1]))
+    diff = a.mean(axis=1) - b.mean(axis=1)
+    second_moment = float(np.mean(diff**2)) if n else 0.0
+    if n < 2 or second_moment == 0:
+        method = "none: fewer than 2 problems" if n < 2 else "none: the arms never differ"
+        return PairedMDD(float("inf"), method, n, repeats, second_moment)
+    if a.shape[1] == 1 and b.shape[1] == 1:
+        return PairedMDD(mdd_paired_exact(n, second_moment, alpha, power, alternative), "exact McNemar", n, 1,
+                         second_moment)
+    lattice = int(np.lcm(a.shape[1], b.shape[1]))  # the d_i are multiples of 1 / lattice
+    method = "sign-flip (normal approximation with continuity correction)"
+
+    def power_at(d: float) -> float:
+        return sign_flip_power(n, second_moment, d, alpha, alternative, lattice) - power
+
+    limit = np.sqrt(second_moment) * (1 - 1e-12)
+    if power_at(limit) < 0:
+        return PairedMDD(float("inf"), method, n, repeats, second_moment)
+    return PairedMDD(float(optimize.brentq(power_at, 1e-9, limit)), method, n, repeats, second_moment)

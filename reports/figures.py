@@ -4,6 +4,7 @@ comes from ``audit``."""
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 
 import matplotlib
@@ -25,14 +26,36 @@ def _svg(figure: plt.Figure) -> str:
     return text[text.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
 
 
+# A figure is at most about one screen: its height is capped, and rows get smaller before it grows past it.
+MAX_HEIGHT_IN, LABEL_WIDTH = 7.5, 30
+
+
+def wrap_label(label: str, width: int = LABEL_WIDTH) -> str:
+    """A long arm name on several lines (broken after ``:``, ``,`` or ``[`` where it can be)."""
+    if len(label) <= width:
+        return label
+    spaced = label.replace(":", ": ").replace(",", ", ").replace("[", " [")
+    return "\n".join(line.replace(": ", ":").replace(", ", ",").replace(" [", "[")
+                     for line in textwrap.wrap(spaced, width, break_long_words=True, break_on_hyphens=True))
+
+
+def _rows_height(n_rows: int, lines: int, per_line: float = 0.2, extra: float = 1.2) -> tuple[float, float]:
+    """(figure height, font size) for ``n_rows`` labelled rows using ``lines`` text lines in all."""
+    wanted = per_line * max(lines, n_rows) + 0.15 * n_rows + extra
+    height = min(wanted, MAX_HEIGHT_IN)
+    return height, max(5.0, min(9.0, 9.0 * height / wanted))
+
+
 def forest_plot(labels: Sequence[str], rates: Sequence[float], lows: Sequence[float], highs: Sequence[float],
                 title: str) -> str:
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(labels) + 1.0))
+    wrapped = [wrap_label(label) for label in labels]
+    height, size = _rows_height(len(labels), sum(w.count("\n") + 1 for w in wrapped))
+    fig, ax = plt.subplots(figsize=(6.4, height))
     y = np.arange(len(labels))[::-1]
     rates_a = np.asarray(rates)
     ax.errorbar(rates_a, y, xerr=[rates_a - np.asarray(lows), np.asarray(highs) - rates_a], fmt="o",
                 color=OKABE_ITO[0], ecolor=OKABE_ITO[0], capsize=3)
-    ax.set_yticks(y, labels)
+    ax.set_yticks(y, wrapped, fontsize=size)
     ax.set_xlim(0, 1)
     ax.set_xlabel("pass@1 with 95 % CI")
     ax.set_title(title)
@@ -41,25 +64,39 @@ def forest_plot(labels: Sequence[str], rates: Sequence[float], lows: Sequence[fl
 
 
 def cost_accuracy(labels: Sequence[str], tokens: Sequence[float | None], rates: Sequence[float], title: str) -> str:
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    for i, (label, cost, rate) in enumerate(zip(labels, tokens, rates, strict=True)):
-        if cost is None:
-            continue
-        ax.scatter(cost, rate, color=OKABE_ITO[i % len(OKABE_ITO)], marker="os^Dv<>p"[i % 8], s=40, label=label)
-    ax.set_xlabel("tokens per problem (prompt + completion)")
+    """Tokens per problem against pass@1. Each point carries a number, and the key (number → arm) is a text
+    column inside the figure, beside the axes: direct labels on a crowded plot overlap, and a legend box
+    can run off the figure."""
+    shown = [(label, cost, rate) for label, cost, rate in zip(labels, tokens, rates, strict=True) if cost is not None]
+    key = [f"{i + 1}  {wrap_label(label, 34)}".replace("\n", "\n    ") for i, (label, _, _) in enumerate(shown)]
+    key_lines = sum(entry.count("\n") + 1 for entry in key)
+    height = min(max(3.6, 0.16 * key_lines + 0.8), MAX_HEIGHT_IN)
+    fig, (ax, side) = plt.subplots(1, 2, figsize=(7.6, height), gridspec_kw={"width_ratios": [3, 1.45]})
+    for i, (_, cost, rate) in enumerate(shown):
+        ax.scatter(cost, rate, color=OKABE_ITO[i % len(OKABE_ITO)], marker="os^Dv<>p"[i % 8], s=28, zorder=3)
+        ax.annotate(str(i + 1), (cost, rate), xytext=(3, 3 if i % 2 == 0 else -9), textcoords="offset points",
+                    fontsize=6.5)
+    logarithmic = bool(shown) and min(cost for _, cost, _ in shown) > 0
+    if logarithmic:
+        ax.set_xscale("log")
+    ax.set_xlabel("tokens per problem (prompt + completion" + (", log scale)" if logarithmic else ")"))
     ax.set_ylabel("pass@1")
+    ax.set_ylim(-0.05, 1.05)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, frameon=False, loc="best")
+    side.axis("off")
+    side.text(0.0, 1.0, "\n".join(key), va="top", ha="left", fontsize=6.5 if key_lines <= 40 else 5.5,
+              transform=side.transAxes, family="monospace")
     return _svg(fig)
 
 
 def outcome_heatmap(matrix: np.ndarray, arms: Sequence[str], title: str) -> str:
     """Arms × problems; a cell is the share of repeats solved (raster inside the SVG keeps it small)."""
-    fig, ax = plt.subplots(figsize=(7.2, 0.35 * len(arms) + 1.2))
+    wrapped = [wrap_label(arm) for arm in arms]
+    height, size = _rows_height(len(arms), sum(w.count("\n") + 1 for w in wrapped), per_line=0.16)
+    fig, ax = plt.subplots(figsize=(7.2, height))
     image = ax.imshow(matrix, aspect="auto", interpolation="nearest", cmap="cividis", vmin=0, vmax=1)
-    ax.set_yticks(range(len(arms)), arms)
+    ax.set_yticks(range(len(arms)), wrapped, fontsize=size)
     ax.set_xlabel(f"problem (n = {matrix.shape[1]}, in dataset order)")
     ax.set_title(title)
     fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="share solved")

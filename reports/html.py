@@ -7,6 +7,7 @@ them. The file is written atomically: a failure leaves no half-written report.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,9 +16,18 @@ from typing import Any
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from sotacheck.audit.analysis import AnalysisResult, analyze, combine_runs, outcome_matrix, paper_defaults
+from sotacheck.audit.analysis import (
+    AnalysisResult,
+    StudyResult,
+    analyze,
+    combine_runs,
+    outcome_matrix,
+    paper_defaults,
+    study_findings,
+)
 from sotacheck.audit.claims import ClaimVerdict, audit_claims
 from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
+from sotacheck.audit.studies import RUN_COLUMN
 from sotacheck.audit.sweeps import SweepResult, arm_family, decay_arms, find_sweeps, setting_sort_key
 from sotacheck.core.rundir import OutcomeError, Run
 from sotacheck.reports import figures
@@ -35,6 +45,18 @@ class Figure:
 
 
 @dataclass
+class StudySection:
+    """One study's part of the report: its conditions, what it found, its tables and figures."""
+
+    result: StudyResult
+    findings: str
+    analysis: AnalysisResult
+    pass_table_html: str
+    comparison_table_html: str
+    figures: list[Figure] = field(default_factory=list)
+
+
+@dataclass
 class ReportModel:
     title: str
     generated: str
@@ -42,9 +64,8 @@ class ReportModel:
     claims: list[ClaimVerdict]
     claim_counts: dict[str, int]
     analysis: AnalysisResult
-    pass_table_html: str
-    comparison_table_html: str
-    figures: list[Figure] = field(default_factory=list)
+    studies: list[StudySection]
+    requested_table_html: str | None
     sweeps: list[tuple[SweepResult, Figure | None]] = field(default_factory=list)
     decays: list[tuple[str, DecayResult | None, str, Figure | None]] = field(default_factory=list)
     provenance: list[dict[str, Any]] = field(default_factory=list)
@@ -113,7 +134,9 @@ def _provenance(run: Run) -> dict[str, Any]:
     return {
         "run": run.name, "source": manifest.source, "sotacheck": manifest.sotacheck_version,
         "git_revision": manifest.git_revision or "not recorded",
-        "model": manifest.model_identity.label() if manifest.model_identity else "not recorded (imported logs)",
+        "model": manifest.model_identity.label() if manifest.model_identity else
+        (", ".join(sorted({str(f["model"]) for f in files if f.get("model")})) + " (named by the source's files)"
+         if any(f.get("model") for f in files) else "not recorded (imported logs)"),
         "seed": spec.get("seed", "not recorded"),
         "dataset": (dataset.name if dataset else None) or ", ".join(sorted({f.get("dataset", "") for f in files}))
         or "unknown",
@@ -126,60 +149,73 @@ def _provenance(run: Run) -> dict[str, Any]:
     }
 
 
+def _study_section(result: AnalysisResult, study: StudyResult, table: Any) -> StudySection:
+    """Tables and figures of one study: forest plot, cost against accuracy, per-problem heat map."""
+    part = result.for_study(study.study.id)
+    arms = list(part.arms)
+    names = [a.arm for a in arms]
+    dataset, sid = study.study.dataset, study.study.id
+    section = StudySection(study, study_findings(result, study), part, _table_html(to_markdown(pass_rate_table(part))),
+                           _table_html(to_markdown(comparison_table(part))) if part.comparisons else "")
+    section.figures.append(Figure(f"{sid}: pass@1 per arm on {dataset}", f"Forest plot of pass@1 with 95 % CIs for "
+                                  f"the {len(arms)} arms of study {sid}",
+                                  figures.forest_plot(names, [a.pass_rate for a in arms], [a.ci_low for a in arms],
+                                                      [a.ci_high for a in arms], f"{sid}: {dataset}")))
+    tokens = [None if a.prompt_tokens_per_problem is None else
+              a.prompt_tokens_per_problem + (a.completion_tokens_per_problem or 0) for a in arms]
+    if any(t is not None for t in tokens):
+        section.figures.append(Figure(f"{sid}: cost and accuracy", f"Scatter of tokens per problem against pass@1, "
+                                      f"each point labelled with its arm, study {sid}",
+                                      figures.cost_accuracy(names, tokens, [a.pass_rate for a in arms],
+                                                            f"{sid}: {dataset}")))
+    cells = table[table["arm"].isin(study.study.arms) & (table["dataset"] == dataset)]
+    problems = list(dict.fromkeys(cells["problem"]))
+    matrix = np.vstack([outcome_matrix(cells, arm, dataset).mean(axis=1).reindex(problems).to_numpy()
+                        for arm in names])
+    section.figures.append(Figure(f"{sid}: per-problem outcomes", f"Heat map of the share of repeats solved, "
+                                  f"{len(names)} arms by {len(problems)} problems, study {sid}",
+                                  figures.outcome_heatmap(matrix, names, f"{sid}: per-problem outcomes")))
+    return section
+
+
 def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None = None,
-                dataset_sizes: dict[str, int] | None = None) -> ReportModel:
+                dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = ()) -> ReportModel:
     if not runs:
         raise OutcomeError("no runs given")
-    analysis = analyze(runs, baseline)
+    analysis = analyze(runs, baseline, compare=compare)
     table = combine_runs(runs)
-    defaults = paper_defaults(runs)
     claims = audit_claims(claims_files, runs, dataset_sizes) if claims_files else []
     counts: dict[str, int] = {verdict: n for verdict, n in Counter(v.verdict for v in claims).items()}
     missing = []
     if not claims_files:
         missing.append("No claims registry given (--claims): the claim verdicts are not in this report.")
-    datasets = list(dict.fromkeys(table["dataset"]))
-    if len(datasets) > 1:
-        missing.append(f"The runs cover several datasets ({', '.join(datasets)}): each comparison stays within "
-                       f"one dataset; arms absent from a dataset are not compared there.")
+    if len(analysis.studies) > 1:
+        missing.append(f"The runs form {len(analysis.studies)} studies (arms measured on the same problems with the "
+                       f"same model, endpoint, sampling and judge): each is analysed on its own, with its own "
+                       f"baseline and Holm family; no comparison crosses two unless it is asked for by name "
+                       f"(--compare), and then it says so.")
     summary = []
     if claims:
         summary.append(", ".join(f"{n} {verdict}" for verdict, n in Counter(v.verdict for v in claims).most_common())
                        + f" among {len(claims)} claims.")
         for v in [c for c in claims if c.verdict in ("contradicted", "not significant")][:6]:
             summary.append(f"{v.id} — {v.verdict}: {v.reason}")
-    for dataset in datasets:
-        arms = [a for a in analysis.arms if a.dataset == dataset]
-        best = max(arms, key=lambda a: a.pass_rate)
-        summary.append(f"{dataset}: best arm {best.arm} at {100 * best.pass_rate:.1f} % "
-                       f"[{100 * best.ci_low:.1f}, {100 * best.ci_high:.1f}] over {best.n} problems.")
-    significant = [c for c in analysis.comparisons if c.pvalue_holm < 0.05]
-    summary.append(f"{len(significant)} of {len(analysis.comparisons)} comparisons against {analysis.baseline} are "
-                   f"significant after Holm." if analysis.comparisons else "No paired comparisons (a single arm).")
+    studies = [_study_section(analysis, study, table) for study in analysis.studies]
+    summary += [section.findings for section in studies]
+    requested = None
+    if analysis.requested:
+        part = AnalysisResult((), tuple(analysis.requested), analysis.baseline, (), analysis.studies)
+        requested = _table_html(to_markdown(comparison_table(part)))
+        summary.append(f"{len(analysis.requested)} comparison(s) asked for by name, "
+                       f"{sum(' vs ' in c.study for c in analysis.requested)} of them across studies.")
     model = ReportModel("sotacheck audit report", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), summary, claims,
-                        counts, analysis, _table_html(to_markdown(pass_rate_table(analysis))),
-                        _table_html(to_markdown(comparison_table(analysis))), missing=missing)
-    for dataset in datasets:
-        arms = [a for a in analysis.arms if a.dataset == dataset]
-        names = [a.arm for a in arms]
-        model.figures.append(Figure(f"Pass@1 per arm on {dataset}", f"Forest plot of pass@1 with 95 % CIs for "
-                                    f"{len(arms)} arms on {dataset}",
-                                    figures.forest_plot(names, [a.pass_rate for a in arms], [a.ci_low for a in arms],
-                                                        [a.ci_high for a in arms], f"{dataset}")))
-        tokens = [None if a.prompt_tokens_per_problem is None else
-                  a.prompt_tokens_per_problem + (a.completion_tokens_per_problem or 0) for a in arms]
-        if any(t is not None for t in tokens):
-            model.figures.append(Figure(f"Cost and accuracy on {dataset}", f"Scatter of tokens per problem against "
-                                        f"pass@1 for each arm on {dataset}",
-                                        figures.cost_accuracy(names, tokens, [a.pass_rate for a in arms], dataset)))
-        problems = list(dict.fromkeys(table.loc[table["dataset"] == dataset, "problem"]))
-        matrix = np.vstack([outcome_matrix(table, arm, dataset).mean(axis=1).reindex(problems).to_numpy()
-                            for arm in names])
-        model.figures.append(Figure(f"Per-problem outcomes on {dataset}", f"Heat map of the share of repeats "
-                                    f"solved, {len(names)} arms by {len(problems)} problems on {dataset}",
-                                    figures.outcome_heatmap(matrix, names, f"{dataset}: per-problem outcomes")))
-        model.sweeps.extend(_sweeps(table, dataset, defaults))
-        model.decays.extend(_decays(table, dataset))
+                        counts, analysis, studies, requested, missing=missing)
+    for index, run in enumerate(runs):  # sweeps and decay fits stay within the run that made them
+        own = table[table[RUN_COLUMN] == index]
+        defaults = paper_defaults([run]) or paper_defaults(runs)
+        for dataset in dict.fromkeys(own["dataset"]):
+            model.sweeps.extend(_sweeps(own, dataset, defaults))
+            model.decays.extend(_decays(own, dataset))
     model.provenance = [_provenance(run) for run in runs]
     return model
 
@@ -190,5 +226,5 @@ def render(model: ReportModel) -> str:
 
 
 def write_report(runs: list[Run], claims_files: list[Path], output: Path, baseline: str | None = None,
-                 dataset_sizes: dict[str, int] | None = None) -> Path:
-    return write_atomically(output, render(build_model(runs, claims_files, baseline, dataset_sizes)))
+                 dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = ()) -> Path:
+    return write_atomically(output, render(build_model(runs, claims_files, baseline, dataset_sizes, compare)))

@@ -40,51 +40,65 @@ def _ci(rate: float, low: float, high: float, style: CIStyle) -> str:
 
 
 def pass_rate_table(analysis: AnalysisResult, ci_style: CIStyle = "bracket", alpha: float = 0.05) -> Table:
-    """Pass@1 per arm and dataset. The best value is bold only where its comparison against the baseline
-    is significant after Holm (and the baseline is bold only where it beats every arm significantly)."""
-    comparisons = {(c.a, c.dataset): c for c in analysis.comparisons}
+    """Pass@1 per arm, study by study. The best value of a study is bold only where its comparison against
+    the study's baseline is significant after Holm (and the baseline is bold only where it beats every arm
+    of its study significantly). A Study column appears when there is more than one study."""
+    several = len(analysis.studies) > 1
     rows = []
-    datasets = list(dict.fromkeys(a.dataset for a in analysis.arms))
-    for dataset in datasets:
-        arms = [a for a in analysis.arms if a.dataset == dataset]
+    for study in analysis.studies:
+        arms, family = analysis.in_study(study.study.id)
+        comparisons = {c.a: c for c in family}
         best = max(arms, key=lambda a: a.pass_rate)
-        others = [comparisons[(a.arm, dataset)] for a in arms if (a.arm, dataset) in comparisons]
-        if best.arm == analysis.baseline:
-            bold_best = bool(others) and all(c.pvalue_holm < alpha and c.diff < 0 for c in others)
+        if best.arm == study.baseline:
+            bold_best = bool(family) and all(c.pvalue_holm < alpha and c.diff < 0 for c in family)
         else:
-            c = comparisons.get((best.arm, dataset))
+            c = comparisons.get(best.arm)
             bold_best = c is not None and c.pvalue_holm < alpha and c.diff > 0
         for arm in arms:
-            comparison = comparisons.get((arm.arm, dataset))
-            p = "baseline" if arm.arm == analysis.baseline else (
-                f"{comparison.pvalue_holm:.3g}" if comparison else "–")
+            comparison = comparisons.get(arm.arm)
+            p = "baseline" if arm.arm == study.baseline else (f"{comparison.pvalue_holm:.3g}" if comparison else "–")
             tokens = (arm.prompt_tokens_per_problem or 0) + (arm.completion_tokens_per_problem or 0)
-            rows.append((Cell(arm.arm), Cell(dataset), Cell(str(arm.n)),
-                         Cell(_ci(arm.pass_rate, arm.ci_low, arm.ci_high, ci_style), bold=bold_best and arm is best),
-                         Cell(f"{arm.calls_per_problem:.1f}" if arm.calls_per_problem is not None else "–"),
-                         Cell(f"{tokens:.0f}" if arm.prompt_tokens_per_problem is not None else "–"), Cell(p)))
+            rows.append(((Cell(study.study.id),) if several else ()) + (
+                Cell(arm.arm), Cell(arm.dataset), Cell(str(arm.n)),
+                Cell(_ci(arm.pass_rate, arm.ci_low, arm.ci_high, ci_style), bold=bold_best and arm is best),
+                Cell(f"{arm.calls_per_problem:.1f}" if arm.calls_per_problem is not None else "–"),
+                Cell(f"{tokens:.0f}" if arm.prompt_tokens_per_problem is not None else "–"), Cell(p)))
     n = sorted({a.n for a in analysis.arms})
     repeats = sorted({a.n_repeats for a in analysis.arms})
-    tests = sorted({c.test for c in analysis.comparisons}) or ["none"]
+    tests = sorted({c.test for c in analysis.comparisons if c.family != "requested"}) or ["none"]
+    against = (f"the baseline of its study ({', '.join(f'{s.study.id}: {s.baseline}' for s in analysis.studies if s.baseline)})"
+               if several else str(analysis.studies[0].baseline if analysis.studies else analysis.baseline))
     caption = (f"Pass@1 (%) with 95 % CI ({'Wilson' if repeats == [1] else 'Wilson on the design-effect-adjusted n'}); "
                f"n = {', '.join(map(str, n))} problems, {', '.join(map(str, repeats))} run(s) each. p: paired test "
-               f"against {analysis.baseline} ({'; '.join(tests)}), Holm-adjusted across the table. Bold: best, "
+               f"against {against} ({'; '.join(tests)}), Holm-adjusted within each study. Bold: best, "
                f"only where its difference is significant at {alpha}.")
-    return Table(("Arm", "Dataset", "n", "Pass@1 [95% CI]" if ci_style == "bracket" else "Pass@1 ± CI",
-                  "Calls", "Tokens", "p (Holm)"), tuple(rows), caption, align="llrrrrr")
+    if several:
+        caption += " " + " ".join(f"{s.study.id}: {s.study.describe()}." for s in analysis.studies)
+    columns = ("Arm", "Dataset", "n", "Pass@1 [95% CI]" if ci_style == "bracket" else "Pass@1 ± CI",
+               "Calls", "Tokens", "p (Holm)")
+    return Table((("Study",) if several else ()) + columns, tuple(rows), caption,
+                 align=("l" if several else "") + "llrrrrr")
 
 
 def comparison_table(analysis: AnalysisResult) -> Table:
-    rows = tuple((Cell(c.a), Cell(c.b), Cell(c.dataset), Cell(str(c.n)), Cell(f"{100 * c.diff:+.1f}"),
-                  Cell(f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]"), Cell(str(c.b_count)), Cell(str(c.c_count)),
-                  Cell(f"{c.pvalue:.3g}"), Cell("–" if c.midp is None else f"{c.midp:.3g}"),
-                  Cell(f"{c.pvalue_holm:.3g}", bold=c.pvalue_holm < 0.05))
-                 for c in analysis.comparisons)
-    caption = ("Paired comparisons against the baseline: difference in pass@1 (pp) with its paired bootstrap 95 % "
-               "CI, problems won (b) and lost (c), exact p (McNemar for one run, sign-flip permutation over "
-               "repeats), mid-p, and Holm-adjusted p.")
-    return Table(("Arm", "Baseline", "Dataset", "n", "Diff (pp)", "95% CI", "b", "c", "p", "mid-p", "p (Holm)"),
-                 rows, caption, label="tab:sotacheck-paired", align="lllrrlrrrrr")
+    """Every paired comparison: each study's against its baseline, then those asked for by name (their
+    own Holm family; one across studies says so in the Study column)."""
+    labelled = len(analysis.studies) > 1 or bool(analysis.requested)
+    rows = tuple(((Cell(c.study),) if labelled else ()) + (
+        Cell(c.a), Cell(c.b), Cell(c.dataset), Cell(str(c.n)), Cell(f"{100 * c.diff:+.1f}"),
+        Cell(f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]"), Cell(str(c.b_count)), Cell(str(c.c_count)),
+        Cell(f"{c.pvalue:.3g}"), Cell("–" if c.midp is None else f"{c.midp:.3g}"),
+        Cell(f"{c.pvalue_holm:.3g}", bold=c.pvalue_holm < 0.05))
+        for c in analysis.comparisons)
+    caption = ("Paired comparisons against each study's baseline: difference in pass@1 (pp) with its paired bootstrap "
+               "95 % CI, problems won (b) and lost (c), exact p (McNemar for one run, sign-flip permutation over "
+               "repeats), mid-p, and p Holm-adjusted within the study.")
+    if analysis.requested:
+        caption += (" Rows asked for by name are one Holm family of their own; a Study entry 'S1 vs S3' is a "
+                    "comparison across studies (different model, sampling, problems or judge).")
+    columns = ("Arm", "Baseline", "Dataset", "n", "Diff (pp)", "95% CI", "b", "c", "p", "mid-p", "p (Holm)")
+    return Table((("Study",) if labelled else ()) + columns, rows, caption, label="tab:sotacheck-paired",
+                 align=("l" if labelled else "") + "lllrrlrrrrr")
 
 
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

@@ -55,16 +55,20 @@ def _runs(runs: Iterable[Run | str | Path]) -> list[Run]:
 
 
 def analyze(runs: Iterable[Run | str | Path], baseline: str | None = None, confidence: float = 0.95,
-            resamples: int = 10_000, seed: int = 0) -> AnalysisResult:
-    """Pass rates with confidence intervals per arm, and paired comparisons against ``baseline``.
+            resamples: int = 10_000, seed: int = 0, compare: Sequence[tuple[str, str]] = ()) -> AnalysisResult:
+    """Pass rates with confidence intervals per arm, grouped into studies (the same problems, model,
+    endpoint, sampling and judge), and within each study paired comparisons against its baseline.
 
     Parameters
     ----------
     runs : run directories (paths) or loaded :class:`~sotacheck.core.rundir.Run` objects.
-    baseline : the arm every other arm is compared with; default: the first pipeline the first run lists.
+    baseline : the arm each study's other arms are compared with, by its name in its run; a study without
+        it uses its default: the first pipeline its first run lists, else its first arm.
     confidence : confidence level of every interval.
     resamples : bootstrap / permutation resamples (at least 1).
     seed : seed of the resampling.
+    compare : extra ``(arm, against)`` pairs, across studies if need be (then labelled so); they form
+        their own Holm family.
 
     Returns
     -------
@@ -74,11 +78,15 @@ def analyze(runs: Iterable[Run | str | Path], baseline: str | None = None, confi
 
     if resamples < 1:
         raise UsageError(f"`resamples` must be at least 1, got {resamples}")
-    return analyze_runs(_runs(runs), baseline, confidence, resamples, seed)
+    pairs = [tuple(pair) for pair in compare]
+    if any(len(pair) != 2 for pair in pairs):
+        raise UsageError(f"`compare` must be pairs (arm, against), got {list(compare)!r}")
+    return analyze_runs(_runs(runs), baseline, confidence, resamples, seed,
+                        compare=[(str(a), str(b)) for a, b in pairs])
 
 
 def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",
-          baseline: str | None = None) -> str:
+          baseline: str | None = None, compare: Sequence[tuple[str, str]] = ()) -> str:
     """A paper table (``fmt`` latex, markdown or csv; ``kind`` pass-rates or comparisons; ``ci`` bracket or
     pm) from the same numbers as :func:`analyze`."""
     from sotacheck.reports.tables import RENDERERS, comparison_table, pass_rate_table
@@ -89,20 +97,22 @@ def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "
         raise UsageError(f"--ci must be 'bracket' or 'pm', got {ci!r}")
     if kind not in ("pass-rates", "comparisons"):
         raise UsageError(f"--kind must be 'pass-rates' or 'comparisons', got {kind!r}")
-    result = analyze(runs, baseline)
+    result = analyze(runs, baseline, compare=compare)
     built = pass_rate_table(result, ci) if kind == "pass-rates" else comparison_table(result)  # type: ignore[arg-type]
     return RENDERERS[fmt](built)
 
 
 def report(runs: Iterable[Run | str | Path], output: str | Path = "report.html", claims: Sequence[str | Path] = (),
-           baseline: str | None = None, data_dir: str | Path | None = None) -> Path:
+           baseline: str | None = None, data_dir: str | Path | None = None,
+           compare: Sequence[tuple[str, str]] = ()) -> Path:
     """Render the self-contained HTML audit report of ``runs`` (and the claim verdicts of ``claims``
-    registry files) to ``output``; returns its path."""
+    registry files) to ``output``, one section per study (see :func:`analyze`; ``compare`` as there);
+    returns its path."""
     from sotacheck.reports.html import write_report
 
     loaded = _runs(runs)
     files = [Path(f) for f in claims]
-    return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir))
+    return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir), compare=compare)
 
 
 def gate(baseline: Run | str | Path, candidate: Run | str | Path, baseline_arm: str | None = None,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, baseline_option, json_default, write_text
+from sotacheck.cli.options import PATH, baseline_option, compare_option, json_default, write_text
 
 if TYPE_CHECKING:
     from sotacheck.audit.analysis import Comparison
@@ -19,33 +19,50 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=PATH)
 @baseline_option
+@compare_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
               help="Confidence level of the intervals.")
 @click.option("--resamples", type=click.IntRange(min=1), default=10_000, help="Bootstrap / permutation resamples.")
 @click.option("--seed", type=int, default=0, help="Seed of the resampling.")
-def analyze(runs: tuple[Path, ...], baseline: str | None, as_json: bool, confidence: float, resamples: int,
-            seed: int) -> None:
-    """Pass rates with CIs per arm, and paired comparisons against the baseline with Holm."""
-    result = api.analyze(runs, baseline, confidence, resamples, seed)
+def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[str, str], ...], as_json: bool,
+            confidence: float, resamples: int, seed: int) -> None:
+    """Pass rates with CIs per arm, grouped into studies (same problems, model, endpoint, sampling and
+    judge), and within each study paired comparisons against its baseline with Holm."""
+    result = api.analyze(runs, baseline, confidence, resamples, seed, compare=compare)
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, default=json_default))
         return
-    click.echo(f"{'arm':28s} {'dataset':13s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
-    for a in result.arms:
-        click.echo(f"{a.arm:28s} {a.dataset:13s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
-                   + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
-    click.echo(f"\nagainst baseline {result.baseline} (Holm across {len(result.comparisons)} comparisons):")
-    click.echo(f"{'arm':28s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
-    for c in result.comparisons:
-        click.echo(f"{c.a:28s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} {c.pvalue_holm:9.2e}"
-                   f"  {c.test}; {_mdd_text(c)}"
+    for study in result.studies:
+        arms, comparisons = result.in_study(study.study.id)
+        click.echo(f"{study.study.id}: {study.study.describe()}")
+        click.echo(f"  {'arm':28s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
+        for a in arms:
+            click.echo(f"  {a.arm:28s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
+                       + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
+        for note in study.notes:
+            click.echo(f"  note: {note}")
+        if comparisons:
+            click.echo(f"  against baseline {study.baseline} (Holm across the {len(comparisons)} comparisons of "
+                       f"{study.study.id}):")
+            _comparison_lines(comparisons)
+        click.echo("")
+    if result.requested:
+        click.echo(f"asked for by name (Holm across these {len(result.requested)}):")
+        _comparison_lines(result.requested, with_study=True)
+
+
+def _comparison_lines(comparisons: list[Comparison], with_study: bool = False) -> None:
+    click.echo(f"  {'arm':28s} {'vs':>10s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
+    for c in comparisons:
+        click.echo(f"  {c.a:28s} {c.b[-10:]:>10s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} "
+                   f"{c.pvalue_holm:9.2e}  {c.test}; {_mdd_text(c)}" + (f" [{c.study}]" if with_study else "")
                    + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
 
 
 def _mdd_text(c: Comparison) -> str:
     if math.isfinite(c.mdd):
-        return f"smallest detectable difference {c.mdd:.3f}"
+        return f"smallest difference detectable with 80 % power: {100 * c.mdd:.1f} points"
     return (f"no difference detectable at 80 % power: {c.b_count + c.c_count} discordant of {c.n} shared "
             f"problems")
 
@@ -56,10 +73,12 @@ def _mdd_text(c: Comparison) -> str:
 @click.option("--kind", default="pass-rates", help="pass-rates | comparisons")
 @click.option("--ci", default="bracket", help="bracket ([low, high]) | pm (±)")
 @baseline_option
+@compare_option
 @click.option("-o", "--output", type=PATH, default=None, help="Write to a file instead of stdout.")
-def table(runs: tuple[Path, ...], fmt: str, kind: str, ci: str, baseline: str | None, output: Path | None) -> None:
+def table(runs: tuple[Path, ...], fmt: str, kind: str, ci: str, baseline: str | None,
+          compare: tuple[tuple[str, str], ...], output: Path | None) -> None:
     """Paper-ready tables (LaTeX booktabs, Markdown, CSV) from the same numbers as `analyze`."""
-    text = api.table(runs, fmt, kind, ci, baseline)
+    text = api.table(runs, fmt, kind, ci, baseline, compare=compare)
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -15,7 +15,11 @@ data_dir_option = click.option("--data-dir", type=PATH, default=None,
                                help="Local benchmark files (else $SOTACHECK_DATA, else the copies shipped with "
                                     "sotacheck).")
 baseline_option = click.option("--baseline", default=None,
-                               help="Baseline arm (default: the first pipeline the first run lists, else the first arm).")
+                               help="Baseline arm of every study that has it, by its name in its run (default per "
+                                    "study: the first pipeline its first run lists, else its first arm).")
+compare_option = click.option("--compare", nargs=2, multiple=True, metavar="ARM AGAINST",
+                              help="Also compare ARM with AGAINST (names as `analyze` prints them), across studies "
+                                   "if need be, labelled as such; repeatable; these form their own Holm family.")
 executor_option = click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
                                help="'local' (this machine) or 'ray' (cells as Ray tasks; pip install 'sotacheck[ray]').")
 ray_address_option = click.option("--ray-address", default=None,

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, baseline_option, data_dir_option
+from sotacheck.cli.options import PATH, baseline_option, compare_option, data_dir_option
 
 
 @click.command()
@@ -15,9 +15,10 @@ from sotacheck.cli.options import PATH, baseline_option, data_dir_option
 @click.option("-o", "--output", type=PATH, default=Path("report.html"), help="The HTML file to write.")
 @click.option("--claims", "claims_files", type=PATH, multiple=True, help="Claims registry files.")
 @baseline_option
+@compare_option
 @data_dir_option
 def report(runs: tuple[Path, ...], output: Path, claims_files: tuple[Path, ...], baseline: str | None,
-           data_dir: Path | None) -> None:
-    """A self-contained HTML audit report (no network needed to open it)."""
-    path = api.report(runs, output, claims_files, baseline, data_dir)
+           compare: tuple[tuple[str, str], ...], data_dir: Path | None) -> None:
+    """A self-contained HTML audit report (no network needed to open it), one section per study."""
+    path = api.report(runs, output, claims_files, baseline, data_dir, compare=compare)
     click.echo(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")

@@ -1,6 +1,8 @@
 """The HTML report in a real headless Chromium (Debian's package, installed by `make setup`), loaded from
-disk with the network blocked: no request leaves the page, no console error, every figure has a size,
-and a full-page screenshot is saved as a test artifact."""
+disk with the network blocked: no request leaves the page, no console error, every figure has a size and
+keeps its text inside its box, one section per study, and a full-page screenshot is saved as a test
+artifact. The report is the one #20 reproduced: every recorded run in data/runs plus MapCoder's ChatGPT
+HumanEval logs."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
 REPO = Path(__file__).resolve().parents[2]
-RECORDED = REPO / "data" / "runs" / "reference-qwen05b"
+RECORDED = sorted(p for p in (REPO / "data" / "runs").iterdir() if p.is_dir())
 ARTIFACTS = Path(os.environ.get("SOTACHECK_ARTIFACTS", REPO / "artifacts"))
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
@@ -31,7 +33,7 @@ def report(tmp_path_factory, data_dir) -> Path:
     work = tmp_path_factory.mktemp("report")
     frame, meta = import_mapcoder(data_dir / "published-runs/mapcoder/ChatGPT/HumanEval")
     mapcoder = write_run(work / "mapcoder-he", frame, meta)
-    runs = [load_run(RECORDED), load_run(mapcoder)]
+    runs = [*(load_run(p) for p in RECORDED), load_run(mapcoder)]
     return write_report(runs, sorted((REPO / "data" / "claims").glob("*.yaml")), work / "report.html",
                         baseline="direct", dataset_sizes={"humaneval": 164})
 
@@ -75,10 +77,22 @@ def test_report_offline_in_chromium(report, browser) -> None:
         "const r = s.getBoundingClientRect(); return [r.width, r.height]; });")
     assert len(sizes) >= 3 and all(w > 50 and h > 50 for w, h in sizes), sizes
     assert browser.execute_script("return document.querySelectorAll('figure [role=img][aria-label]').length") == len(sizes)
+    outside = browser.execute_script(
+        "const out = []; document.querySelectorAll('figure').forEach(f => { const box = f.getBoundingClientRect();"
+        " f.querySelectorAll('svg text').forEach(t => { const r = t.getBoundingClientRect();"
+        " if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1"
+        " || r.bottom > box.bottom + 1)) out.push(t.textContent); }); }); return out;")
+    assert outside == []
+    # at most about one screen per figure (900 px tall window; a figure may fill it, not run past it)
+    heights = browser.execute_script("return Array.from(document.querySelectorAll('figure svg')).map("
+                                     "s => s.getBoundingClientRect().height);")
+    assert max(heights) <= 900, heights
     text = browser.execute_script("return document.body.innerText")
-    for heading in ("Summary", "Published claims", "Pass rates, cost and paired comparisons", "Debug decay",
-                    "Provenance"):
+    for heading in ("Summary", "Published claims", "Study S1: humaneval, 20 problems", "Study S5: humaneval, 164 problems",
+                    "Sensitivity sweeps", "Debug decay", "Provenance"):
         assert heading in text
+    assert text.count("Model @ endpoint") == 5 + 1 and "ChatGPT @ not recorded" in text  # 5 studies + provenance
+    assert "Paired comparisons against direct (Holm within S1)" in text
     assert "no problem was first solved by a repair attempt" in text  # the recorded 0.5B run's PyCapsule
     metrics = browser.execute_cdp_cmd("Page.getLayoutMetrics", {})
     width, height = metrics["cssContentSize"]["width"], metrics["cssContentSize"]["height"]

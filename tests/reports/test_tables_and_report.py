@@ -95,7 +95,7 @@ def test_report_bad_input(tmp_path, mapcoder_run) -> None:
     mixed = sotacheck("report", str(mapcoder_run), str(other), "-o", str(out))
     assert mixed.returncode == 0, mixed.stderr
     text = out.read_text()
-    assert "The runs cover several datasets (humaneval, mbpp)" in text
+    assert "The runs form 2 studies" in text and "Study S1: humaneval" in text and "Study S2: mbpp" in text
     assert "No claims registry given" in text
 
 
