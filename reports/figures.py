@@ -26,8 +26,9 @@ def _svg(figure: plt.Figure) -> str:
     return text[text.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
 
 
-# A figure is at most about one screen: its height is capped, and rows get smaller before it grows past it.
-MAX_HEIGHT_IN, LABEL_WIDTH = 7.5, 30
+# A study's figures share about one screen (two to a row in the report): a figure's height is capped, and its
+# rows get smaller before it grows past that.
+MAX_HEIGHT_IN, LABEL_WIDTH = 5.0, 30
 
 
 def wrap_label(label: str, width: int = LABEL_WIDTH) -> str:

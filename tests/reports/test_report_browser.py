@@ -83,10 +83,10 @@ def test_report_offline_in_chromium(report, browser) -> None:
         " if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1"
         " || r.bottom > box.bottom + 1)) out.push(t.textContent); }); }); return out;")
     assert outside == []
-    # at most about one screen per figure (900 px tall window; a figure may fill it, not run past it)
-    heights = browser.execute_script("return Array.from(document.querySelectorAll('figure svg')).map("
+    # a study's figures fit in about one screen (the window is 900 px tall)
+    heights = browser.execute_script("return Array.from(document.querySelectorAll('section.study .figures')).map("
                                      "s => s.getBoundingClientRect().height);")
-    assert max(heights) <= 900, heights
+    assert len(heights) == 5 and max(heights) <= 900, heights
     text = browser.execute_script("return document.body.innerText")
     for heading in ("Summary", "Published claims", "Study S1: humaneval, 20 problems", "Study S5: humaneval, 164 problems",
                     "Sensitivity sweeps", "Debug decay", "Provenance"):
