@@ -19,6 +19,7 @@ import httpx
 
 from sotacheck.core.errors import SotacheckError, UsageError
 from sotacheck.reruns.model.base import ChatRequest, ChatResponse, ModelCallFailed
+from sotacheck.reruns.model.http_pool import ClientShards
 from sotacheck.reruns.model.retry import RetryPolicy, TryFailed, with_retries
 
 if TYPE_CHECKING:
@@ -56,8 +57,7 @@ class OpenAICompatibleModel:
         self._endpoint_identity = endpoint_identity or self.base_url
         key = os.environ.get(api_key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        self._client = httpx.AsyncClient(headers=headers, timeout=self.retry.timeout_s,
-                                         limits=httpx.Limits(max_connections=max_connections))
+        self._clients = ClientShards(max_connections, headers=headers, timeout=self.retry.timeout_s)
         self._random = random.Random(0)
 
     @property
@@ -73,7 +73,8 @@ class OpenAICompatibleModel:
 
         async def list_models() -> httpx.Response:
             try:
-                return await self._client.get(f"{self.base_url}/models", timeout=10)
+                async with self._clients.client() as client:
+                    return await client.get(f"{self.base_url}/models", timeout=10)
             except httpx.HTTPError as exc:
                 raise TryFailed("connection error", str(exc) or type(exc).__name__, retryable=True) from None
 
@@ -97,7 +98,7 @@ class OpenAICompatibleModel:
                                  f"it serves: {', '.join(served)}")
 
     async def close(self) -> None:
-        await self._client.aclose()
+        await self._clients.aclose()
 
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -118,7 +119,8 @@ class OpenAICompatibleModel:
     async def _try(self, payload: dict[str, Any]) -> tuple[str, str | None, int, int]:
         """One POST; a failure says whether another try may help (429, 5xx, transport, malformed: yes)."""
         try:
-            response = await self._client.post(f"{self.base_url}/chat/completions", json=payload)
+            async with self._clients.client() as client:
+                response = await client.post(f"{self.base_url}/chat/completions", json=payload)
         except httpx.TimeoutException as exc:
             raise TryFailed("timeout", str(exc) or type(exc).__name__, retryable=True) from None
         except httpx.TransportError as exc:
