@@ -25,7 +25,7 @@ setup-core: $(VENV)/.core-installed
 $(VENV)/.core-installed: pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,ray]'
+	$(PIP) install -q -e '.[dev,ray,tools]'
 	touch $@
 
 setup-local: setup-core

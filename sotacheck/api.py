@@ -153,20 +153,17 @@ def dataset_sizes(claim_files: Sequence[Path], data_dir: str | Path | None) -> d
 
 def import_logs(kind: str, path: str | Path, out: str | Path, arm: str | None = None, dataset: str | None = None,
                 force: bool = False) -> tuple[Run, list[str]]:
-    """Import another tool's per-problem logs (``kind``: mapcoder, humaneval-results, csv) as a run
-    directory at ``out``. Returns the run as written and the repairs made while reading."""
-    from sotacheck.audit.importers import IMPORTERS, import_csv, import_humaneval_results, import_mapcoder
+    """Import another tool's per-problem logs (``kind``: mapcoder, humaneval-results, evalplus, lm-eval,
+    inspect, csv; see :data:`sotacheck.audit.import_kinds.IMPORT_KINDS`) as a run directory at ``out``,
+    written atomically (nothing is written when the input cannot be read). Returns the run as written and
+    the repairs made while reading."""
+    from sotacheck.audit.import_kinds import KIND_NAMES, run_importer
     from sotacheck.core.rundir import manifest_of, write_run
 
-    if kind not in IMPORTERS:
-        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(IMPORTERS)}")
+    if kind not in KIND_NAMES:
+        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KIND_NAMES)}")
     target = Path(out)
-    if kind == "mapcoder":
-        frame, fields = import_mapcoder(path, dataset=dataset)
-    elif kind == "humaneval-results":
-        frame, fields = import_humaneval_results(path, arm=arm, dataset=dataset or "humaneval")
-    else:
-        frame, fields = import_csv(path)
+    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset)
     written = write_run(target, frame, manifest_of(fields, name=target.name), overwrite=force)
     return load_run(written), list(fields.get("repairs", []))
 

@@ -7,21 +7,28 @@ from pathlib import Path
 import click
 
 from sotacheck import api
+from sotacheck.audit.import_kinds import IMPORT_KINDS
 from sotacheck.cli.options import PATH
 
+_KINDS = "\n".join(f"  {kind.name:<18} {kind.reads}" for kind in IMPORT_KINDS)
 
-@click.command("import")
+
+@click.command("import", help=f"""Import another tool's per-problem logs as a run directory that every other
+command reads like a rerun (written atomically: nothing is written when PATH cannot be read).
+
+KIND says which tool wrote PATH (see docs/importing.md):
+
+\b
+{_KINDS}
+""")
 @click.argument("kind", metavar="KIND")
 @click.argument("path", type=PATH)
 @click.option("--out", type=PATH, required=True, help="Run directory to write, e.g. runs/NAME.")
-@click.option("--arm", default=None, help="Arm name (humaneval-results; default: file name).")
-@click.option("--dataset", default=None, help="Dataset name (default: from the folder/file).")
+@click.option("--arm", default=None, help="Arm name, for a file of one arm (default: from the file or the log).")
+@click.option("--dataset", default=None, help="Dataset name (default: from the folder, file or task; evalplus: "
+              "the base name, e.g. humaneval).")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
 def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | None, force: bool) -> None:
-    """Import published per-problem logs as a run directory every other command reads like a rerun.
-
-    KIND is mapcoder, humaneval-results or csv; PATH the file (for mapcoder, a folder of .jsonl or .jsonl.gz files).
-    """
     run, repairs = api.import_logs(kind, path, out, arm, dataset, force)
     table = run.outcomes
     click.echo(f"wrote {out}: {len(table)} cells")

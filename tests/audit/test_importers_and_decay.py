@@ -26,13 +26,14 @@ def test_humaneval_results_repeats_follow_the_order_of_samples(tmp_path) -> None
     assert set(table["arm"]) == {"direct"} and len(meta["files"][0]["sha256"]) == 64
 
 
-def test_evalplus_results_use_the_plus_status(tmp_path) -> None:
+def test_an_evalplus_file_given_as_humaneval_results_points_to_the_evalplus_importer(tmp_path) -> None:
+    """human-eval's importer once read EvalPlus files and counted a pass on plus_status alone; EvalPlus's
+    HumanEval+ pass needs base and plus (tests/audit/test_importers_evalplus.py checks that importer)."""
     path = tmp_path / "eval_results.json"
     path.write_text(json.dumps({"eval": {"HumanEval/0": [{"base_status": "pass", "plus_status": "fail"}],
                                          "HumanEval/1": [{"base_status": "pass", "plus_status": "pass"}]}}))
-    table = normalise(import_humaneval_results(path, dataset="humaneval-plus")[0], "x")
-    assert table["passed"].tolist() == [False, True]
-    assert set(table["arm"]) == {"eval"}  # EvalPlus names files <samples>_eval_results.json
+    with pytest.raises(OutcomeError, match="sotacheck import evalplus"):
+        import_humaneval_results(path, dataset="humaneval-plus")
 
 
 def test_csv_import_and_its_errors(tmp_path) -> None:
