@@ -17,7 +17,7 @@ observed spread at K repeats, see ``sotacheck.audit.power.mdd_paired``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -26,6 +26,7 @@ import pandas as pd
 from sotacheck.audit.analysis import paired_outcomes
 from sotacheck.audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
 from sotacheck.audit.power import mdd_paired
+from sotacheck.audit.studies import condition_differences
 from sotacheck.core.errors import InputError
 from sotacheck.core.rundir import Run
 
@@ -134,8 +135,12 @@ def gate(baseline: Run, candidate: Run, baseline_arm: str | None = None, candida
     if not datasets:
         raise GateInputError(f"no overlap: the baseline covers {sorted(set(base_table['dataset']))} and the "
                              f"candidate {sorted(set(cand_table['dataset']))}; there is nothing to compare")
-    return GateResult(settings, tuple(_check(base_table, cand_table, base_arm, cand_arm, d, settings)
-                                      for d in datasets))
+    # Named by the user, the two runs may differ in more than the change under test (a new model, say):
+    # the decision is made, and says so.
+    differ = condition_differences(baseline, base_arm, candidate, cand_arm)
+    notes = (f"baseline and candidate differ in {'; '.join(differ)}",) if differ else ()
+    checks = [_check(base_table, cand_table, base_arm, cand_arm, d, settings) for d in datasets]
+    return GateResult(settings, tuple(replace(check, notes=check.notes + notes) for check in checks))
 
 
 def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, cand_arm: str, dataset: str,

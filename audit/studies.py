@@ -184,3 +184,13 @@ def find_studies(runs: list[Run], table: pd.DataFrame) -> tuple[pd.Series, tuple
     studies = tuple(Study(sid, m["dataset"], m["n"], m["model"], m["endpoint"], m["sampling"], m["judge"],
                           tuple(m["arms"]), tuple(m["runs"])) for sid, m in members.items())
     return ids, studies
+
+
+def condition_differences(run_a: Run, arm_a: str, run_b: Run, arm_b: str) -> list[str]:
+    """The conditions (model, endpoint, sampling, judge) on which arm ``arm_a`` of ``run_a`` and ``arm_b``
+    of ``run_b`` differ, in words; a condition either run does not record counts as differing."""
+    first, second = (model_condition(run_a, arm_a), model_condition(run_b, arm_b))
+    pairs = {"model": (first[0], second[0]), "endpoint": (first[1], second[1]),
+             "sampling": (sampling_condition(run_a, arm_a), sampling_condition(run_b, arm_b)),
+             "judge": (judge_condition(run_a), judge_condition(run_b))}
+    return [f"{name} {a.text} vs {b.text}" for name, (a, b) in pairs.items() if a.key != b.key]

@@ -162,3 +162,16 @@ def test_gate_power_note_is_in_pass_rate_points() -> None:
     note = power_note(check)
     assert "smallest drop in pass rate" in note and f"{100 * check.mdd:.1f} points" in note
     assert "spread of per-problem differences over 3 repeats" in note
+
+
+def test_a_gate_between_runs_of_different_models_says_so() -> None:
+    """The gate is asked by name, so it decides; its note says what else differs between the two runs."""
+    cells = pd.DataFrame({"arm": "direct", "dataset": "d", "problem": [f"p{i}" for i in range(40)], "repeat": 0,
+                          "passed": [i % 3 > 0 for i in range(40)]})
+    spec = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 768}
+    old = Run(None, normalise(cells, "x"), {"name": "old", "source": "sotacheck rerun", "spec": spec,
+                                           "model_identity": {"model": "m-1", "endpoint": "e"}})
+    new = Run(None, normalise(cells, "x"), {"name": "new", "source": "sotacheck rerun", "spec": spec,
+                                           "model_identity": {"model": "m-2", "endpoint": "e"}})
+    assert gate(old, new).checks[0].notes == ("baseline and candidate differ in model m-1 vs m-2",)
+    assert gate(old, old).checks[0].notes == ()
