@@ -111,7 +111,7 @@ class LocalServer:
 
     def __init__(self, gguf: Path, port: int | None = None, threads: int | None = None, n_ctx: int = 4096,
                  model_alias: str = LOCAL_MODEL_ID, startup_timeout_s: float = 180.0,
-                 log_file: Path | None = None) -> None:
+                 log_file: Path | None = None, prefix_reuse: int = 0) -> None:
         self.gguf = gguf
         self.port = port or free_port()
         self.threads = threads or max(1, os.cpu_count() or 1)
@@ -119,6 +119,11 @@ class LocalServer:
         self.model_alias = model_alias
         self.startup_timeout_s = startup_timeout_s
         self.log_file = log_file
+        # 0: every prompt evaluated from an empty cache; A > 0: a cached prefix reused up to a multiple of A
+        # tokens (see reruns/model/_llama_server.py)
+        if prefix_reuse < 0:
+            raise ValueError(f"`prefix_reuse` must be 0 (off) or a positive alignment, got {prefix_reuse}")
+        self.prefix_reuse = prefix_reuse
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -137,7 +142,8 @@ class LocalServer:
             raise SotacheckError("the embedded model needs llama-cpp-python[server] (pip install 'sotacheck[local]', "
                                  "or `make setup`; it compiles from source in about 7 minutes)")
         log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
-        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                      env={**os.environ, "SOTACHECK_PREFIX_REUSE": str(self.prefix_reuse)})
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
