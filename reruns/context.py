@@ -8,7 +8,7 @@ import asyncio
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -50,11 +50,12 @@ class CellState:
 class PipelineContext:
     """``problem`` is what the pipeline may see (a :class:`ProblemView`: no hidden tests, no canonical
     solution); the whole problem stays private to the context, which judges with it. A pipeline's
-    parameters are not here: ``run(ctx, params)`` receives them, typed."""
+    parameters are not here: ``run(ctx, params)`` receives them, typed. ``checkouts`` are the authors' code
+    checkouts the run names (repository → path), which the ``@original`` pipelines run from."""
 
     def __init__(self, problem: Problem, cell: CellKey, model: ChatModel, store: CellStore, pool: SandboxPool,
                  sampling: SamplingParams, base_seed: int, replay: bool = False,
-                 model_semaphore: asyncio.Semaphore | None = None) -> None:
+                 model_semaphore: asyncio.Semaphore | None = None, checkouts: Mapping[str, str] | None = None) -> None:
         self._problem = problem
         self.problem = ProblemView.of(problem)
         self.cell = cell
@@ -65,6 +66,7 @@ class PipelineContext:
         self._base_seed = base_seed
         self._replay = replay
         self._semaphore = model_semaphore or asyncio.Semaphore(64)
+        self.checkouts: Mapping[str, str] = dict(checkouts or {})
         self._scopes: list[str] = []
         self._counters: Counter[str] = Counter()
         self._observations = 0

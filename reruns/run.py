@@ -91,6 +91,7 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
                 _attach_reuse(store, reuse)
             store.set_meta("dataset", {"name": dataset.name, "content_hash": dataset.content_hash,
                                        "sources": list(dataset.sources), "problems": len(dataset)})
+            _record_checkouts(run_dir, spec, store)
             if not (replay and store.get_meta("versions")):  # a replay keeps the provenance of the run it replays
                 store.set_meta("versions", versions())
                 store.set_meta("git_revision", git_revision())
@@ -99,6 +100,27 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
     finally:
         store.close()
         runner.close()
+
+
+def _record_checkouts(run_dir: Path, spec: RunSpec, store: RunStore) -> None:
+    """The authors' code the ``@original`` arms run (path, commit or content hash, class per arm), stored once;
+    a resume whose checkout no longer holds the same code is an error, not a run of two codes."""
+    from sotacheck.reruns.original.checkout import open_checkout
+
+    if not spec.original_code:
+        return
+    described = {}
+    for repository, path in spec.original_code.items():
+        classes = {arm.name: original.qualified_name for arm in spec.arms()
+                   if (original := get_pipeline(arm.pipeline).original) and original.repository == repository}
+        described[repository] = {**open_checkout(repository, path).describe(), "classes": classes}
+    stored = store.get_meta("original_code")
+    for repository, now in described.items():
+        before = (stored or {}).get(repository)
+        if before and before["content_hash"] != now["content_hash"]:
+            raise SotacheckError(f"{run_dir}: the {repository} checkout at {now['path']} changed since the run "
+                                 f"started (content hash {before['content_hash'][:12]} → {now['content_hash'][:12]})")
+    store.set_meta("original_code", described)
 
 
 def _attach_reuse(store: RunStore, reuse: list[Path] | None) -> None:
@@ -147,13 +169,15 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
     store.set_meta("leakage_check", leakage_check)
     identity = store.get_meta("model_identity")
     arms = spec.arms()
+    checkouts = store.get_meta("original_code")
     manifest = Manifest(
         name=run_dir.name, source="sotacheck rerun", spec=spec.model_dump(),
         model_identity=ModelIdentity(model=identity[0], endpoint=identity[1]) if identity else None,
         dataset=DatasetInfo.model_validate(store.get_meta("dataset")), versions=store.get_meta("versions") or {},
         git_revision=store.get_meta("git_revision"), reuse_from=store.get_meta("reuse_from", []),
         leakage_check=leakage_check, created=_created_iso(store.get_meta("created")),
-        pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms})
+        pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms},
+        **({"original_code": checkouts} if checkouts else {}))
     frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest)
     return RunSummary(total, len(frame), int((frame["status"] == "error").sum()), calls, sent,
                       time.monotonic() - started, leakage.clean, len(leakage.leaks))

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sotacheck.core.errors import InputError, SotacheckError, describe_validation_error
 from sotacheck.reruns.model.base import SamplingParams
-from sotacheck.reruns.pipelines import Arm
+from sotacheck.reruns.pipelines import Arm, get_pipeline
 
 
 class PipelineSpec(BaseModel):
@@ -40,6 +40,9 @@ class RunSpec(BaseModel):
     max_tries: int = Field(default=6, ge=1)
     test_timeout_s: float = Field(default=5.0, gt=0)
     data_dir: str | None = None
+    # The authors' code checkouts the ``@original`` pipelines run from: repository (``mapcoder``,
+    # ``codegenerator``) → path. Checked when the spec is made, so a wrong path fails before any model call.
+    original_code: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("pipelines")
     @classmethod
@@ -49,6 +52,24 @@ class RunSpec(BaseModel):
         for spec in value:
             Arm.of(spec.name, spec.params)  # the registry's one check: an unknown pipeline or a bad parameter
         return value
+
+    @model_validator(mode="after")
+    def _checkouts(self) -> RunSpec:
+        from sotacheck.reruns.original.checkout import require_class, source_dir
+        from sotacheck.reruns.original.runner import dataset_class
+
+        for repository, path in self.original_code.items():
+            source_dir(repository, path)
+        for spec in self.pipelines:
+            original = get_pipeline(spec.name).original
+            if original is None:
+                continue
+            if original.repository not in self.original_code:
+                raise InputError(f"pipeline {spec.name!r} runs the authors' code: name the checkout with "
+                                 f"--original-code {original.repository}=PATH (spec field original_code)")
+            require_class(original.repository, self.original_code[original.repository], original)
+            dataset_class(self.dataset)
+        return self
 
     def arms(self) -> list[Arm]:
         return [Arm.of(p.name, p.params) for p in self.pipelines]

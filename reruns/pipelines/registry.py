@@ -29,8 +29,10 @@ from sotacheck.core.errors import UsageError
 
 if TYPE_CHECKING:
     from sotacheck.reruns.context import PipelineContext
+    from sotacheck.reruns.original.checkout import OriginalClass
 
-# The one registry: a pipeline's name -> the module that defines its ``PIPELINE`` (imported on first use).
+# The one registry: a pipeline's name -> the module that defines its ``PIPELINE`` (imported on first use);
+# ``module:NAME`` where a module defines several (the ``@original`` pipelines run the authors' own classes).
 REGISTRY: dict[str, str] = {
     "direct": "sotacheck.reruns.pipelines.direct",
     "cot": "sotacheck.reruns.pipelines.cot",
@@ -38,6 +40,15 @@ REGISTRY: dict[str, str] = {
     "codesim": "sotacheck.reruns.pipelines.codesim",
     "mapcoder": "sotacheck.reruns.pipelines.mapcoder",
     "gate": "sotacheck.reruns.pipelines.gate",
+    "mapcoder@original": "sotacheck.reruns.pipelines.original:MAPCODER",
+    "direct@original": "sotacheck.reruns.pipelines.original:DIRECT",
+    "cot@original": "sotacheck.reruns.pipelines.original:COT",
+    "selfplanning@original": "sotacheck.reruns.pipelines.original:SELFPLANNING",
+    "analogical@original": "sotacheck.reruns.pipelines.original:ANALOGICAL",
+    "codesim@original": "sotacheck.reruns.pipelines.original:CODESIM",
+    "codesim-wd@original": "sotacheck.reruns.pipelines.original:CODESIM_WD",
+    "codesim-wpv@original": "sotacheck.reruns.pipelines.original:CODESIM_WPV",
+    "codesim-wpvd@original": "sotacheck.reruns.pipelines.original:CODESIM_WPVD",
 }
 
 
@@ -53,9 +64,12 @@ P = TypeVar("P", bound=PipelineParams)
 
 @dataclass(frozen=True)
 class Pipeline(Generic[P]):
+    """``original`` is set for a pipeline that runs one of the authors' classes from a checkout the run names."""
+
     name: str
     params: type[P]
     run: Callable[[PipelineContext, P], Awaitable[None]]
+    original: OriginalClass | None = None
 
     def parse(self, raw: Mapping[str, Any] | None = None) -> P:
         """The typed parameters: the paper's defaults, overridden by ``raw``, checked against the constraints."""
@@ -91,9 +105,10 @@ def get_pipeline(name: str) -> Pipeline[Any]:
     """The registered pipeline ``name`` (its module is imported on first use)."""
     if name not in REGISTRY:
         raise UsageError(f"unknown pipeline {name!r}; known: {', '.join(REGISTRY)}")
-    found = importlib.import_module(REGISTRY[name]).PIPELINE
+    module, _, attribute = REGISTRY[name].partition(":")
+    found = getattr(importlib.import_module(module), attribute or "PIPELINE")
     if not isinstance(found, Pipeline) or found.name != name:
-        raise TypeError(f"{REGISTRY[name]}.PIPELINE must be a Pipeline named {name!r}")
+        raise TypeError(f"{REGISTRY[name]} must be a Pipeline named {name!r}")
     return found
 
 

@@ -24,6 +24,18 @@ _MODEL_OPTIONS = (
 )
 
 
+original_code_option = click.option(
+    "--original-code", "original_code", multiple=True, metavar="REPOSITORY=PATH",
+    help="A checkout of the authors' code for the @original pipelines: mapcoder=PATH (Md-Ashraful-Pramanik/MapCoder), "
+         "codegenerator=PATH (kagnlp/CodeGenerator, CodeSim); repeatable.")
+
+
+def _original_code(items: tuple[str, ...]) -> dict[str, str]:
+    from sotacheck.reruns.original.checkout import parse_original_code
+
+    return parse_original_code(items)
+
+
 def model_options(function: F) -> F:
     """The model and sampling options ``rerun`` and ``sweep`` share, in this order."""
     for option in reversed(_MODEL_OPTIONS):
@@ -48,21 +60,26 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
 @click.option("--request-timeout", type=float, default=300.0, help="Seconds before a model request times out.")
 @click.option("--max-tries", type=int, default=6, help="Tries per model call (429/5xx/timeouts are retried).")
 @click.option("--spec", type=PATH, default=None, help="A YAML run spec instead of the options above.")
+@original_code_option
 @data_dir_option
 @executor_option
 @ray_address_option
 @reuse_option
 def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, max_tokens: int,
-          concurrency: int, request_timeout: float, max_tries: int, spec: Path | None, data_dir: Path | None,
-          executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+          concurrency: int, request_timeout: float, max_tries: int, spec: Path | None, original_code: tuple[str, ...],
+          data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from sotacheck.reruns.grid import pipeline_params
     from sotacheck.reruns.run import RunSpec, load_spec, validate_spec
 
     run_spec: RunSpec
+    checkouts = _original_code(original_code)
     if spec is not None:
         run_spec = load_spec(spec)
+        if checkouts:  # the command line names (or overrides) the checkouts of a spec file
+            run_spec = validate_spec({**run_spec.model_dump(), "original_code": {**run_spec.original_code, **checkouts}},
+                                     str(spec))
     else:
         if dataset is None or pipelines is None:
             raise UsageError("give --dataset and --pipelines, or --spec FILE")
@@ -70,7 +87,7 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
         params = pipeline_params(param, names)
         fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, concurrency, data_dir,
                               dataset=dataset, max_tokens=max_tokens, request_timeout_s=request_timeout,
-                              max_tries=max_tries,
+                              max_tries=max_tries, original_code=checkouts,
                               pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
         run_spec = validate_spec(fields, "command line")
     _print_summary(out, api.rerun(run_spec, out, executor, ray_address, reuse))
@@ -84,16 +101,19 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
 @click.option("--param", "fixed", multiple=True, help="NAME=VALUE held fixed, e.g. base=cot.")
 @model_options
 @click.option("--yes", is_flag=True, help="Allow a grid of more than 500 settings.")
+@original_code_option
 @data_dir_option
 @executor_option
 @ray_address_option
 @reuse_option
 def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, concurrency: int,
-          yes: bool, data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+          yes: bool, original_code: tuple[str, ...], data_dir: Path | None, executor: str, ray_address: str | None,
+          reuse: tuple[Path, ...]) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
-    fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, concurrency, data_dir, dataset=dataset)
+    fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, concurrency, data_dir, dataset=dataset,
+                          original_code=_original_code(original_code))
     run_spec = api.sweep_spec(pipeline, grid, fields, fixed, allow_large=yes)
     summary = api.rerun(run_spec, out, executor, ray_address, reuse)
     click.echo(f"sweep of {len(run_spec.pipelines)} settings: {summary.calls} calls requested, {summary.sent} made "
