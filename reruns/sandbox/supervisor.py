@@ -39,6 +39,23 @@ def test_cache_dir() -> str | None:
     return os.path.join(base, "sotacheck", "compiled-tests")
 
 
+# The only variables of the judge's environment a supervisor (and so a candidate process) gets: none of
+# its keys, tokens or data paths reach a candidate, not even through /proc/self/environ.
+SUPERVISOR_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+
+
+def supervisor_environment() -> dict[str, str]:
+    return {name: os.environ[name] for name in SUPERVISOR_ENVIRONMENT if name in os.environ}
+
+
+def slot_cpu(slot: int) -> int:
+    """The CPU a slot's supervisor, launcher and candidate processes run on: an execution is a ping-pong
+    between the supervisor and the candidate process, which is several times cheaper on one CPU than
+    across two (no cross-CPU wake-up, warm caches); slots take the allowed CPUs in turn."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[slot % len(cpus)]
+
+
 def _site_packages() -> list[str]:
     """This interpreter's site-packages directories: candidate code may import what is installed there."""
     import site
@@ -49,7 +66,8 @@ def _site_packages() -> list[str]:
 class _Supervisor:
     """One zygote process for one worker slot; restarted whenever it dies or hangs."""
 
-    def __init__(self, isolate_network: bool) -> None:
+    def __init__(self, isolate_network: bool, slot: int = 0) -> None:
+        self._slot = slot
         self._proc: subprocess.Popen[bytes] | None = None
         self._replies = select.poll()  # the running zygote's stdout, registered by ``ensure``
         self._isolate_network = isolate_network
@@ -59,8 +77,8 @@ class _Supervisor:
             self._proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else []),
                  *(arg for directory in _site_packages() for arg in ("--path", directory)),
-                 *(["--test-cache", cache] if (cache := test_cache_dir()) else [])],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                 *(["--test-cache", cache] if (cache := test_cache_dir()) else []), "--cpu", str(slot_cpu(self._slot))],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=supervisor_environment(),
                 stderr=subprocess.DEVNULL, start_new_session=True)
             assert self._proc.stdout is not None
             self._replies = select.poll()
@@ -104,7 +122,7 @@ def supervisor(slot: int, isolate_network: bool) -> _Supervisor:
     with _SUPERVISORS_LOCK:
         key = (slot, isolate_network)
         if key not in _SUPERVISORS:
-            _SUPERVISORS[key] = _Supervisor(isolate_network)
+            _SUPERVISORS[key] = _Supervisor(isolate_network, slot)
         return _SUPERVISORS[key]
 
 

