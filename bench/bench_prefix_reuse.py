@@ -4,11 +4,11 @@ Replays the requests of the recorded run ``data/runs/methods-qwen05b`` (whose re
 prompt evaluation) for its CodeSim and MapCoder arms on the first PROBLEMS HumanEval problems, one at a
 time, each cell's calls in the order the cell made them, against the embedded server twice in one run:
 with aligned prefix reuse (``SOTACHECK_PREFIX_REUSE=ALIGN``) and with fresh evaluation (``0``). Every reply
-is compared with the stored one byte for byte; the wall time of the calls is summed per mode.
+is compared with the stored one byte for byte; the wall time of the calls is summed per mode. Both
+servers run at once and each call goes to one, then the other, so that other load slows both alike.
 
-Each reply is appended to ``OUT/<mode>.jsonl`` as it arrives, so a stopped bench resumes where it was
-(``--out`` keeps the folder). Run: ``.venv/bin/python bench/bench_prefix_reuse.py [--problems 5]
-[--align 64] [--out DIR] [--modes reuse,fresh]``.
+Each pair of replies is appended to ``OUT/align-A.jsonl`` as it arrives, so a stopped bench resumes where it
+was. Run: ``.venv/bin/python bench/bench_prefix_reuse.py [--problems 5] [--align 64] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -49,37 +49,48 @@ def stored_calls(problems: int) -> list[dict[str, Any]]:
             for c, a, p, r, text, s in rows]
 
 
+def _send(client: httpx.Client, url: str, request: dict[str, Any]) -> tuple[str, float, int]:
+    body = {"model": LOCAL_MODEL_ID, "messages": request["messages"], "seed": request["seed"],
+            **{k: v for k, v in request["sampling"].items() if k != "stop" or v}}
+    started = time.perf_counter()
+    reply = client.post(f"{url}/chat/completions", json=body).json()
+    return reply["choices"][0]["message"]["content"], time.perf_counter() - started, reply["usage"]["prompt_tokens"]
+
+
 def replay(calls: list[dict[str, Any]], align: int, log: Path) -> None:
+    """Both servers up at once; each call goes to the reusing one, then to the fresh one, so that whatever
+    else runs on the machine slows both alike. Each server sees the calls in the same order."""
     done = {json.loads(line)["call_id"] for line in log.read_text().splitlines()} if log.exists() else set()
     todo = [c for c in calls if c["call_id"] not in done]
     if not todo:
         return
-    with LocalServer(assemble_gguf(), prefix_reuse=align) as server, httpx.Client(timeout=900) as client, log.open("a") as out:
+    gguf = assemble_gguf()
+    with LocalServer(gguf, prefix_reuse=align) as reusing, LocalServer(gguf) as fresh, \
+            httpx.Client(timeout=900) as client, log.open("a") as out:
         for call in todo:
-            request = call["request"]
-            body = {"model": LOCAL_MODEL_ID, "messages": request["messages"], "seed": request["seed"],
-                    **{k: v for k, v in request["sampling"].items() if k != "stop" or v}}
-            started = time.perf_counter()
-            reply = client.post(f"{server.base_url}/chat/completions", json=body).json()
-            wall = time.perf_counter() - started
-            text = reply["choices"][0]["message"]["content"]
+            reused_text, reused_s, tokens = _send(client, reusing.base_url, call["request"])
+            fresh_text, fresh_s, _ = _send(client, fresh.base_url, call["request"])
             out.write(json.dumps({"call_id": call["call_id"], "arm": call["arm"], "problem": call["problem"],
-                                  "identical": text == call["response"], "wall_s": wall,
-                                  "prompt_tokens": reply["usage"]["prompt_tokens"]}) + "\n")
+                                  "reuse_identical": reused_text == call["response"],
+                                  "fresh_identical": fresh_text == call["response"], "reuse_s": reused_s,
+                                  "fresh_s": fresh_s, "prompt_tokens": tokens}) + "\n")
             out.flush()
 
 
-def summary(calls: list[dict[str, Any]], log: Path, mode: str) -> dict[str, Any]:
+def summary(calls: list[dict[str, Any]], log: Path) -> None:
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    by_arm: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_arm.setdefault(row["arm"], []).append(row)
-    print(f"{mode}: {len(rows)} of {len(calls)} calls replayed")
-    for arm, arm_rows in by_arm.items():
-        same = sum(r["identical"] for r in arm_rows)
-        print(f"  {arm}: {same}/{len(arm_rows)} replies identical to the stored ones, "
-              f"{sum(r['wall_s'] for r in arm_rows):.0f} s")
-    return {r["call_id"]: r for r in rows}
+    print(f"{len(rows)} of {len(calls)} calls replayed")
+    for arm in ARMS:
+        arm_rows = [r for r in rows if r["arm"] == arm]
+        if not arm_rows:
+            continue
+        reuse, fresh = sum(r["reuse_s"] for r in arm_rows), sum(r["fresh_s"] for r in arm_rows)
+        print(f"  {arm}: {len(arm_rows)} calls; identical to the stored reply: aligned reuse "
+              f"{sum(r['reuse_identical'] for r in arm_rows)}, fresh {sum(r['fresh_identical'] for r in arm_rows)}; "
+              f"wall: fresh {fresh:.0f} s, aligned reuse {reuse:.0f} s ({fresh / reuse:.2f}x)")
+    if rows:
+        reuse, fresh = sum(r["reuse_s"] for r in rows), sum(r["fresh_s"] for r in rows)
+        print(f"  all: fresh {fresh:.0f} s, aligned reuse {reuse:.0f} s: {fresh / reuse:.2f}x")
 
 
 def main() -> None:
@@ -87,21 +98,12 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=5)
     parser.add_argument("--align", type=int, default=64)
     parser.add_argument("--out", type=Path, default=Path("artifacts/bench-prefix-reuse"))
-    parser.add_argument("--modes", default="reuse,fresh")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     calls = stored_calls(args.problems)
-    modes = {"reuse": args.align, "fresh": 0}
-    results = {}
-    for mode in args.modes.split(","):
-        replay(calls, modes[mode], args.out / f"{mode}.jsonl")
-        results[mode] = summary(calls, args.out / f"{mode}.jsonl", mode)
-    if len(results) == 2 and all(len(r) == len(calls) for r in results.values()):
-        reuse = sum(r["wall_s"] for r in results["reuse"].values())
-        fresh = sum(r["wall_s"] for r in results["fresh"].values())
-        print(f"wall time of the {len(calls)} calls: fresh {fresh:.0f} s, aligned reuse {reuse:.0f} s: "
-              f"{fresh / reuse:.2f}x (recorded run, fresh, under other load: "
-              f"{sum(c['latency_s'] for c in calls):.0f} s)")
+    log = args.out / f"align-{args.align}.jsonl"
+    replay(calls, args.align, log)
+    summary(calls, log)
 
 
 if __name__ == "__main__":
