@@ -287,8 +287,7 @@ def _study_baseline(runs: list[Run], table: pd.DataFrame, study: Study, wanted: 
         by_label = [arm for arm in arms if labels.get(arm) == wanted]
         if by_label:
             return by_label[0], []
-    first_run = next(run for run in runs if run.name == study.runs[0])
-    chosen = default_baseline([first_run], arms)
+    chosen = default_baseline([runs[study.run_indexes[0]]], arms)
     notes = [f"no arm {wanted!r} in this study: compared against {chosen!r}, its default"] if wanted else []
     return chosen, notes
 

@@ -61,6 +61,7 @@ class Study:
     judge: str
     arms: tuple[str, ...]
     runs: tuple[str, ...]
+    run_indexes: tuple[int, ...] = ()  # the runs' positions in the list given (names may repeat)
 
     def describe(self) -> str:
         """One line naming every condition."""
@@ -174,15 +175,16 @@ def find_studies(runs: list[Run], table: pd.DataFrame) -> tuple[pd.Series, tuple
         study = keys.setdefault(key, f"S{len(keys) + 1}")
         info = members.setdefault(study, {"dataset": str(dataset), "n": n_problems,
                                           "model": model.text, "endpoint": endpoint.text, "sampling": sampling.text,
-                                          "judge": judge.text, "arms": [], "runs": []})
+                                          "judge": judge.text, "arms": [], "runs": [], "indexes": []})
         info["arms"].append(str(arm))
-        if run.name not in info["runs"]:
+        if int(str(run_index)) not in info["indexes"]:
+            info["indexes"].append(int(str(run_index)))
             info["runs"].append(run.name)
         study_of[(str(arm), str(dataset))] = study
     ids = pd.Series([study_of[(str(a), str(d))] for a, d in zip(table["arm"], table["dataset"], strict=True)],
                     index=table.index, name="study", dtype="object")
     studies = tuple(Study(sid, m["dataset"], m["n"], m["model"], m["endpoint"], m["sampling"], m["judge"],
-                          tuple(m["arms"]), tuple(m["runs"])) for sid, m in members.items())
+                          tuple(m["arms"]), tuple(m["runs"]), tuple(m["indexes"])) for sid, m in members.items())
     return ids, studies
 
 
