@@ -67,6 +67,10 @@ def replay(calls: list[dict[str, Any]], align: int, log: Path) -> None:
     gguf = assemble_gguf()
     with LocalServer(gguf, prefix_reuse=align) as reusing, LocalServer(gguf) as fresh, \
             httpx.Client(timeout=900) as client, log.open("a") as out:
+        warm_up = {"messages": [{"role": "user", "content": "Say hi."}], "seed": 0,
+                   "sampling": {"temperature": 0.0, "top_p": 1.0, "max_tokens": 4}}
+        for server in (reusing, fresh):  # the first request of a server pays for loading the weights: untimed
+            _send(client, server.base_url, warm_up)
         for call in todo:
             reused_text, reused_s, tokens = _send(client, reusing.base_url, call["request"])
             fresh_text, fresh_s, _ = _send(client, fresh.base_url, call["request"])
