@@ -72,6 +72,10 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
         data = load_dataset(dataset, data_dir)
         problems = data.by_id()
         if canonical:
+            missing = [p.id for p in data.problems if not p.canonical_solution]
+            if missing:  # judging empty code would report them as failures of the benchmark's own solutions
+                raise UsageError(f"--canonical: {len(missing)} of {len(data.problems)} problems of {data.name} have no "
+                                 f"canonical solution (e.g. {missing[0]}); judge samples with --samples FILE instead")
             pairs = [(p, p.canonical_solution or "") for p in data.problems]
         else:
             assert samples is not None

@@ -120,3 +120,13 @@ def test_run_out_writes_a_run_analyze_reads(tmp_path, data_dir) -> None:
 ])
 def test_launcher_reads_only_the_judge_worker_count(argv, expected) -> None:
     assert judge_workers(argv) == expected
+
+
+def test_canonical_on_a_benchmark_without_solutions_is_an_error(tmp_path, data_dir) -> None:
+    """MapCoder's MBPP ships no solutions: judging empty code would print 0/397 as if the benchmark's own
+    solutions failed."""
+    done = run("judge", "--dataset", "mbpp-mapcoder", "--canonical", "--run-out", str(tmp_path / "run"),
+               data_dir=data_dir)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "397 of 397 problems of mbpp-mapcoder have no canonical solution" in done.stderr
+    assert not (tmp_path / "run").exists()
