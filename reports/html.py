@@ -165,7 +165,7 @@ def _study_section(result: AnalysisResult, study: StudyResult, table: Any) -> St
               a.prompt_tokens_per_problem + (a.completion_tokens_per_problem or 0) for a in arms]
     if any(t is not None for t in tokens):
         section.figures.append(Figure(f"{sid}: cost and accuracy", f"Scatter of tokens per problem against pass@1, "
-                                      f"each point labelled with its arm, study {sid}",
+                                      f"each point numbered, with the key of arms beside the plot, study {sid}",
                                       figures.cost_accuracy(names, tokens, [a.pass_rate for a in arms],
                                                             f"{sid}: {dataset}")))
     cells = table[table["arm"].isin(study.study.arms) & (table["dataset"] == dataset)]
