@@ -137,10 +137,17 @@ def _uncompressed_sha256(path: Path) -> str:
 
 
 def _files(path: Path, *patterns: str) -> list[Path]:
+    """The files of ``path`` matching ``patterns`` (or ``path`` itself); a folder holding a file both plain
+    and gzip-compressed is an error, since either could be the one meant."""
     if path.is_dir():
         files = sorted({file for pattern in patterns for file in path.glob(pattern)})
         if not files:
             raise OutcomeError(f"{path}: no {' or '.join(patterns)} files")
+        names = {file.name for file in files}
+        for file in files:
+            if file.suffix == ".gz" and file.name.removesuffix(".gz") in names:
+                raise OutcomeError(f"{file.parent}: {file.name.removesuffix('.gz')} is there both plain and as "
+                                   f"{file.name}; keep one")
         return files
     if not path.is_file():
         raise OutcomeError(f"{path} does not exist")
@@ -156,11 +163,6 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
     sources = []
     repairs: list[str] = []
     files = _files(Path(path), "*.jsonl", "*.jsonl.gz")
-    names = {file.name for file in files}
-    for file in files:
-        if file.suffix == ".gz" and file.name.removesuffix(".gz") in names:
-            raise OutcomeError(f"{file.parent}: {file.name.removesuffix('.gz')} is there both plain and as "
-                               f"{file.name}; keep one")
     for file in files:
         model, arm = mapcoder_file_identity(file.name)
         identity = mapcoder_arm_columns(arm)

@@ -192,11 +192,6 @@ def import_evalplus(path: str | Path, arm: str | None = None, dataset: str | Non
         file beside it, where there is one, with its SHA-256.
     """
     files = _files(Path(path), "*eval_results.json", "*eval_results.json.gz")
-    names = {file.name for file in files}
-    for file in files:
-        if file.suffix == ".gz" and file.name.removesuffix(".gz") in names:
-            raise OutcomeError(f"{file.parent}: {file.name.removesuffix('.gz')} is there both plain and as "
-                               f"{file.name}; keep one")
     if arm is not None and len(files) > 1:
         raise UsageError(f"--arm names one arm, but the folder holds {len(files)} result files: {path}")
     rows: list[dict[str, Any]] = []
