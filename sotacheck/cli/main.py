@@ -4,16 +4,41 @@ traceback of a user error too."""
 
 from __future__ import annotations
 
+import importlib
 import sys
 import traceback
 
 import click
 
-from sotacheck.cli import analysis, claims, datasets, gate, imports, judge, report, runs, tools
 from sotacheck.core.errors import SotacheckError
 
+# Each command's module and function, imported only when that command runs (or ``--help`` lists them):
+# a ``judge`` run does not pay for importing the other commands' modules (click's documented pattern for
+# lazily loaded subcommands).
+COMMANDS = {
+    "analyze": "analysis.analyze", "claims": "claims.claims", "datasets": "datasets.datasets",
+    "gate": "gate.gate_command", "import": "imports.import_", "judge": "judge.judge", "leakage": "tools.leakage",
+    "migrate": "imports.migrate", "report": "report.report", "rerun": "runs.rerun", "resume": "runs.resume",
+    "serve": "tools.serve", "sweep": "runs.sweep", "table": "analysis.table",
+}
 
-@click.group(context_settings={"show_default": True}, no_args_is_help=True)
+
+class LazyGroup(click.Group):
+    """A group whose commands (``COMMANDS``) are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, _, name = COMMANDS[cmd_name].rpartition(".")
+        command = getattr(importlib.import_module(f"sotacheck.cli.{module}"), name)
+        assert isinstance(command, click.Command) and command.name == cmd_name, COMMANDS[cmd_name]
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"show_default": True}, no_args_is_help=True)
 @click.version_option(package_name="sotacheck", prog_name="sotacheck", version=None, message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show the traceback of an error that is otherwise one line.")
 @click.pass_context
@@ -21,11 +46,6 @@ def app(context: click.Context, debug: bool) -> None:
     """sotacheck: rerun LLM code-generation methods and audit their claimed margins."""
     context.obj = {"debug": debug}
 
-
-for command in (datasets.datasets, judge.judge, imports.import_, imports.migrate, analysis.analyze, analysis.table,
-                gate.gate_command, claims.claims, runs.rerun, runs.sweep, runs.resume, tools.leakage, tools.serve,
-                report.report):
-    app.add_command(command)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import sotacheck
+import sotacheck.api
 from sotacheck.cli import main as cli_main
 from sotacheck.core.errors import ArgumentError, InputError, SotacheckError, UsageError
 from sotacheck.core.rundir import OutcomeError
@@ -89,3 +90,21 @@ def test_resamples_must_be_positive() -> None:
 def test_the_package_exports_the_whole_api() -> None:
     assert set(sotacheck.__all__) - {"__version__"} == set(sotacheck.api.__all__)
     assert all(getattr(sotacheck, name) is getattr(sotacheck.api, name) for name in sotacheck.api.__all__)
+
+
+def test_every_lazily_loaded_command_resolves_to_its_name() -> None:
+    context = cli_main.click.Context(cli_main.app)
+    names = cli_main.app.list_commands(context)
+    assert names == sorted(cli_main.COMMANDS) and len(names) == 14
+    for name in names:
+        command = cli_main.app.get_command(context, name)
+        assert command is not None and command.name == name
+    assert cli_main.app.get_command(context, "no-such-command") is None
+
+
+def test_a_judge_run_imports_no_other_command() -> None:
+    code = ("import sys; from sotacheck.cli.main import app; app.main(['judge', '--help'], standalone_mode=False); "
+            "print(sorted(m for m in sys.modules if m.startswith('sotacheck.cli.')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert loaded == "['sotacheck.cli.judge', 'sotacheck.cli.main', 'sotacheck.cli.options']", loaded
