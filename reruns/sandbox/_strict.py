@@ -1,13 +1,12 @@
 """Test code, rewritten to strict comparisons, and how an exception is described (standard library only).
 
 Used by the trusted test process (``_tester.py``), by the supervisor that compiles and caches the tests
-(``_testcache.py``: a change to this file changes the cache's key), and, for the description of an
-exception, by the candidate process (``_candidate.py``).
+(``_testcache.py``: a change to this file or to ``_rewrite.py`` changes the cache's key), and, for the
+description of an exception, by the candidate process (``_candidate.py``).
 """
 
 from __future__ import annotations
 
-import ast
 import linecache
 import sys
 import traceback
@@ -65,41 +64,6 @@ def _strict_truth(value: Any) -> bool:
 
 STRICT_HELPERS = {"__sotacheck_eq__": _strict_eq, "__sotacheck_ne__": _strict_ne,
                   "__sotacheck_truth__": _strict_truth}
-_HELPER_OF_OP = {ast.Eq: "__sotacheck_eq__", ast.NotEq: "__sotacheck_ne__"}
-_WRAPPED_TRUTH = (ast.Call, ast.Name, ast.Attribute, ast.Subscript)
-
-
-def _helper_call(helper: str, args: list[ast.expr], where: ast.expr) -> ast.Call:
-    """``helper(*args)`` placed where ``where`` was (so no ``fix_missing_locations`` pass is needed)."""
-    place: dict[str, Any] = {"lineno": where.lineno, "col_offset": where.col_offset,
-                             "end_lineno": where.end_lineno, "end_col_offset": where.end_col_offset}
-    return ast.Call(ast.Name(helper, ast.Load(), **place), args, [], **place)
-
-
-def _strict(node: Any) -> Any:
-    """Rewrites ``a == b`` / ``a != b`` and bare ``assert x`` in test code to the strict helpers, children
-    first; returns the node to put in ``node``'s place. A plain recursive walk: ``ast.NodeTransformer``
-    and ``fix_missing_locations`` made compiling the tests twice as slow."""
-    for field in node._fields:
-        value = getattr(node, field, None)
-        if type(value) is list:
-            for index, item in enumerate(value):
-                if isinstance(item, ast.AST):
-                    value[index] = _strict(item)
-        elif isinstance(value, ast.AST):
-            setattr(node, field, _strict(value))
-    kind = type(node)
-    if kind is ast.Compare and len(node.ops) == 1 and type(node.ops[0]) in _HELPER_OF_OP:
-        return _helper_call(_HELPER_OF_OP[type(node.ops[0])], [node.left, node.comparators[0]], node)
-    if kind is ast.Assert:
-        test = node.test
-        if isinstance(test, _WRAPPED_TRUTH):
-            node.test = _helper_call("__sotacheck_truth__", [test], test)
-        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test.operand = _helper_call("__sotacheck_truth__", [test.operand], test.operand)
-    return node
-
-
 def register_test_source(source: str, index: int) -> str:
     """The file name test ``index`` is compiled under, its lines registered for tracebacks."""
     filename = f"{TEST_FILE}[{index}]"
@@ -108,10 +72,12 @@ def register_test_source(source: str, index: int) -> str:
 
 
 def compile_test(source: str, index: int) -> Any:
-    """Test code with strict comparisons (see ``_strict``); raises what ``compile`` raises."""
-    filename = register_test_source(source, index)
-    tree = _strict(ast.parse(source, filename))
-    return compile(tree, filename, "exec")
+    """Test code with strict comparisons (``_rewrite.py``); raises what ``compile`` raises. ``ast`` is
+    imported here, on first use, and so only in the supervisor: its classes are 0.7 MB that every candidate
+    process forked by the launcher would otherwise map, copy at fork and unmap at exit."""
+    from _rewrite import compile_strict
+
+    return compile_strict(source, index)
 
 
 # File name, line number, function name, the line as written, end line, start and end column: what

@@ -29,8 +29,10 @@ MEMORY_ENTRIES = 256  # lists of tests; small, because every cached code object 
 
 
 def _salt() -> bytes:
-    with open(_strict.__file__, "rb") as fh:
-        rewriter = fh.read()
+    rewriter = b""
+    for module in ("_strict.py", "_rewrite.py"):
+        with open(os.path.join(os.path.dirname(os.path.abspath(_strict.__file__)), module), "rb") as fh:
+            rewriter += fh.read()
     return hashlib.sha256(sys.version.encode() + importlib.util.MAGIC_NUMBER + rewriter).digest()
 
 
