@@ -192,18 +192,23 @@ def _make_jail(site_dirs: list[str]) -> Jail | None:
         return None
 
 
+_IPC_INFO = ctypes.create_string_buffer(256)
+_IPC_COUNTS = (ctypes.c_int.from_buffer(_IPC_INFO, 0), ctypes.c_int.from_buffer(_IPC_INFO, 4 * 7))
+_SHMCTL, _MSGCTL, _SEMCTL = _LIBC.shmctl, _LIBC.msgctl, _LIBC.semctl
+
+
 def _ipc_objects_exist() -> bool:
     """Whether any System V IPC object exists in this IPC namespace (three system calls: SHM_INFO's
-    ``used_ids``, MSG_INFO's ``msgpool``, SEM_INFO's ``semusz``)."""
-    buffer = ctypes.create_string_buffer(256)
-    counts = []
-    for call, index in ((lambda: _LIBC.shmctl(0, 14, buffer), 0), (lambda: _LIBC.msgctl(0, 12, buffer), 0),
-                        (lambda: _LIBC.semctl(0, 0, 19, buffer), 7)):
-        ctypes.memset(buffer, 0, 256)
-        if call() < 0:
-            return True  # cannot tell: look
-        counts.append(ctypes.c_int.from_buffer(buffer, 4 * index).value)
-    return any(counts)
+    ``used_ids``, MSG_INFO's ``msgpool``, SEM_INFO's ``semusz``). The buffer and its views are made once:
+    the launcher runs this after every execution, and every object it makes is a page it writes."""
+    used, semusz = _IPC_COUNTS
+    used.value = 0
+    if _SHMCTL(0, 14, _IPC_INFO) < 0 or used.value:
+        return True
+    if _MSGCTL(0, 12, _IPC_INFO) < 0 or used.value:
+        return True
+    semusz.value = 0
+    return _SEMCTL(0, 0, 19, _IPC_INFO) < 0 or bool(semusz.value)
 
 
 def _remove_ipc_objects() -> None:
