@@ -27,6 +27,7 @@ from sotacheck.audit.analysis import (
 )
 from sotacheck.audit.claims import ClaimVerdict, audit_claims
 from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
+from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, ArmFidelity, fidelity, truncation_warnings
 from sotacheck.audit.studies import RUN_COLUMN
 from sotacheck.audit.sweeps import SweepResult, arm_family, decay_arms, find_sweeps, setting_sort_key
 from sotacheck.core.rundir import OutcomeError, Run
@@ -70,6 +71,8 @@ class ReportModel:
     decays: list[tuple[str, DecayResult | None, str, Figure | None]] = field(default_factory=list)
     provenance: list[dict[str, Any]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    fidelity: list[ArmFidelity] = field(default_factory=list)
+    fidelity_warnings: list[str] = field(default_factory=list)
 
 
 def _table_html(markdown: str) -> str:
@@ -217,12 +220,16 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
             model.sweeps.extend(_sweeps(own, dataset, defaults))
             model.decays.extend(_decays(own, dataset))
     model.provenance = [_provenance(run) for run in runs]
+    model.fidelity = fidelity(runs)
+    model.fidelity_warnings = truncation_warnings(model.fidelity)
+    model.summary += model.fidelity_warnings
     return model
 
 
 def render(model: ReportModel) -> str:
     environment = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
-    return environment.get_template("report.html.j2").render(m=model, paper_max_attempts=PAPER_MAX_ATTEMPTS)
+    return environment.get_template("report.html.j2").render(m=model, paper_max_attempts=PAPER_MAX_ATTEMPTS,
+                                                             truncation_threshold=TRUNCATION_WARNING_SHARE)
 
 
 def write_report(runs: list[Run], claims_files: list[Path], output: Path, baseline: str | None = None,

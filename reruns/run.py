@@ -27,7 +27,7 @@ from sotacheck.reruns.model.retry import RetryPolicy
 from sotacheck.reruns.pipelines import get_pipeline
 from sotacheck.reruns.progress import progress_bar
 from sotacheck.reruns.spec import PipelineSpec, RunSpec, load_spec, validate_spec
-from sotacheck.reruns.store.export import outcome_frame
+from sotacheck.reruns.store.export import calls_frame, outcome_frame
 from sotacheck.reruns.store.run_store import RunStore
 
 __all__ = ["PipelineSpec", "RunSpec", "RunSummary", "execute_run", "load_spec", "open_model", "validate_spec"]
@@ -178,7 +178,8 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
         leakage_check=leakage_check, created=_created_iso(store.get_meta("created")),
         pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms},
         **({"original_code": checkouts} if checkouts else {}))
-    frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest)
+    frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest,
+                        calls_frame(store))
     return RunSummary(total, len(frame), int((frame["status"] == "error").sum()), calls, sent,
                       time.monotonic() - started, leakage.clean, len(leakage.leaks))
 

@@ -1,4 +1,5 @@
-"""A run store's cells as the outcome table (its schema and writer are ``sotacheck.core.rundir``'s)."""
+"""A run store's cells as the outcome table, and its calls as the call table (their schemas and writer are
+``sotacheck.core.rundir``'s)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from sotacheck.core.rundir import CALL_COLUMNS
 from sotacheck.reruns.store.run_store import RunStore
 
 COLUMNS = ["arm", "dataset", "problem", "repeat", "passed", "status", "calls", "prompt_tokens", "completion_tokens",
@@ -27,3 +29,13 @@ def outcome_frame(store: RunStore, arms: Mapping[str, Mapping[str, Any]]) -> pd.
         if column != "arm":
             frame[column] = identity[column].convert_dtypes()
     return frame[[*COLUMNS, *(c for c in identity.columns if c != "arm")]]
+
+
+def calls_frame(store: RunStore) -> pd.DataFrame:
+    """One row per model call, in the order prepared (``sotacheck.core.rundir.CALL_COLUMNS``)."""
+    frame = pd.DataFrame(store.call_records(), columns=list(CALL_COLUMNS))
+    for column in ("repeat", "prompt_tokens", "completion_tokens"):
+        frame[column] = pd.to_numeric(frame[column]).astype("Int64")
+    for column in ("arm", "dataset", "problem", "stage", "call_path", "state", "finish_reason", "served_from"):
+        frame[column] = frame[column].astype("string")
+    return frame

@@ -273,6 +273,14 @@ class RunStore:
             rows = self._db.execute("SELECT state, COUNT(*) FROM calls GROUP BY state").fetchall()
         return {state: int(n) for state, n in rows}
 
+    def call_records(self) -> list[tuple[Any, ...]]:
+        """Every call's cell, stage, path, state, finish reason, token counts and origin, in the order
+        prepared (the run directory's ``calls.parquet``; prompts and replies stay here)."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT arm, dataset, problem, repeat, stage, call_path, state, finish_reason, prompt_tokens, "
+                "completion_tokens, served_from FROM calls ORDER BY prepared_at, rowid").fetchall()
+
     def requests(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """Every stored request (call id, problem, request), for audits such as the leakage check."""
         with self._lock:

@@ -25,6 +25,11 @@ A run directory (``runs/NAME/``) is what every command after a rerun or an impor
 
   Further columns (``wall_s``, ``judge_status``) are kept as they are. Errored cells are kept and
   flagged; they are never counted as failures.
+- ``calls.parquet`` (a rerun's; optional): one row per model call the cells made, in the order made:
+  ``arm``, ``dataset``, ``problem``, ``repeat``, ``stage``, ``call_path``, ``state`` (``received`` or
+  ``error``), ``finish_reason`` (``length``: cut by the token limit), ``prompt_tokens``,
+  ``completion_tokens``, ``served_from`` (``model``, or the cache entry that answered it). What the
+  fidelity figures (``sotacheck.audit.fidelity``) read; the prompts and replies stay in the store.
 
 Directories written before ``format_version`` 2 (no ``pipeline`` column, a loose ``run.json``) are read
 through :func:`_migrate_manifest` and :func:`sotacheck.core.arms.structure_legacy_arms`;
@@ -51,7 +56,9 @@ from sotacheck.core.outcomes import OutcomeError, normalise
 from sotacheck.core.provenance import git_revision, versions
 
 FORMAT_VERSION = 2
-MANIFEST, PARQUET, CSV = "run.json", "outcomes.parquet", "outcomes.csv"
+MANIFEST, PARQUET, CSV, CALLS = "run.json", "outcomes.parquet", "outcomes.csv", "calls.parquet"
+CALL_COLUMNS = ("arm", "dataset", "problem", "repeat", "stage", "call_path", "state", "finish_reason",
+                "prompt_tokens", "completion_tokens", "served_from")
 
 
 class DatasetInfo(BaseModel):
@@ -119,6 +126,7 @@ class Run:
     path: Path | None
     outcomes: pd.DataFrame
     manifest: Manifest
+    calls: pd.DataFrame | None = None  # ``calls.parquet`` where the run has one (a rerun's)
 
     def __post_init__(self) -> None:
         if not isinstance(self.manifest, Manifest):  # given as its fields, e.g. Run(None, table, {"name": "x"})
@@ -149,7 +157,22 @@ def load_run(path: str | Path) -> Run:
         raw = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     except json.JSONDecodeError as exc:
         raise OutcomeError(f"{manifest_path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
-    return Run(directory, normalise(frame, where), _migrate_manifest(raw, directory.name, str(manifest_path)))
+    return Run(directory, normalise(frame, where), _migrate_manifest(raw, directory.name, str(manifest_path)),
+               _read_calls(directory / CALLS))
+
+
+def _read_calls(path: Path) -> pd.DataFrame | None:
+    """The per-call table, or None where the run has none; one missing a column is an error naming it."""
+    if not path.is_file():
+        return None
+    try:
+        calls = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        raise OutcomeError(f"{path}: not a readable call table ({exc})") from None
+    missing = [column for column in CALL_COLUMNS if column not in calls.columns]
+    if missing:
+        raise OutcomeError(f"{path}: missing column(s) {', '.join(missing)}")
+    return calls
 
 
 def _migrate_manifest(raw: dict[str, Any], name: str, where: str) -> Manifest:
@@ -199,20 +222,28 @@ def write_run(out: str | Path, outcomes: pd.DataFrame, manifest: Manifest | Mapp
     return target
 
 
-def export_into(run_dir: Path, outcomes: pd.DataFrame, manifest: Manifest) -> pd.DataFrame:
-    """Write the tables and the manifest into an existing run directory (a rerun's, beside its store),
-    each file atomically and the manifest last. Returns the table as written."""
+def export_into(run_dir: Path, outcomes: pd.DataFrame, manifest: Manifest,
+                calls: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Write the tables (and ``calls``, the per-call table, when given) and the manifest into an existing
+    run directory (a rerun's, beside its store), each file atomically and the manifest last. Returns the
+    outcome table as written."""
     table = normalise(outcomes, str(run_dir)) if not outcomes.empty else outcomes
-    _write_files(run_dir, table, manifest)
+    _write_files(run_dir, table, manifest, calls)
     return table
 
 
-def _write_files(directory: Path, table: pd.DataFrame, manifest: Manifest) -> None:
+def _write_files(directory: Path, table: pd.DataFrame, manifest: Manifest, calls: pd.DataFrame | None = None) -> None:
     writers: list[tuple[str, Callable[[Path], object]]] = [
         (PARQUET, lambda p: table.to_parquet(p, index=False)),
         (CSV, lambda p: table.to_csv(p, index=False)),
-        (MANIFEST, lambda p: p.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n")),
     ]
+    if calls is not None:
+        missing = [column for column in CALL_COLUMNS if column not in calls.columns]
+        if missing:
+            raise OutcomeError(f"{directory}: the call table lacks column(s) {', '.join(missing)}")
+        frame = calls[list(CALL_COLUMNS)]
+        writers.append((CALLS, lambda p: frame.to_parquet(p, index=False)))
+    writers.append((MANIFEST, lambda p: p.write_text(json.dumps(manifest.model_dump(mode="json"), indent=2) + "\n")))
     for name, write in writers:
         tmp = directory / f".{name}.tmp"
         write(tmp)

@@ -32,6 +32,8 @@ def test_recorded_run_replays_exactly(tmp_path, name) -> None:
     before = pd.read_csv(recorded / "outcomes.csv").drop(columns=["wall_s"])
     after = pd.read_csv(copy / "outcomes.csv").drop(columns=["wall_s"])
     pd.testing.assert_frame_equal(before, after)
+    # The call table the replay exports from the store is the one committed beside it.
+    pd.testing.assert_frame_equal(pd.read_parquet(recorded / "calls.parquet"), pd.read_parquet(copy / "calls.parquet"))
     meta = json.loads((copy / "run.json").read_text())
     assert meta["leakage_check"]["clean"] is True
     assert meta["dataset"]["content_hash"] == json.loads((recorded / "run.json").read_text())["dataset"]["content_hash"]
