@@ -14,8 +14,9 @@ Where each condition is read from
 - model and endpoint: the manifest's ``model_identity`` (a rerun); else the ``model``/``endpoint`` of the
   manifest's ``files`` entry for the arm (an import whose source names its model, e.g. MapCoder's file
   names); else a top-level ``model``/``endpoint`` the manifest carries;
-- sampling: the rerun's ``spec`` (``temperature``, ``top_p``, ``max_tokens``); else a ``sampling`` object of
-  the arm's ``files`` entry or of the manifest;
+- sampling: the rerun's ``arm_sampling`` record of the arm (``max_tokens`` "none": no cap), else its
+  ``spec`` (``temperature``, ``top_p``, ``max_tokens``); else a ``sampling`` object of the arm's ``files``
+  entry or of the manifest;
 - judge: a ``judge`` string in the manifest; else sotacheck's sandbox for ``sotacheck rerun`` and
   ``sotacheck judge`` (with the per-test timeout when recorded); else the source's own recorded verdicts;
 - problem set: the problem ids the arm's run has on the dataset (any of its arms), and the dataset's
@@ -108,8 +109,12 @@ def model_condition(run: Run, label: str) -> tuple[Condition, Condition]:
 def sampling_condition(run: Run, label: str) -> Condition:
     """Temperature, top_p and max tokens of one arm; any one unrecorded makes the whole unrecorded-scoped."""
     spec = run.manifest.spec or {}
-    source = spec if any(k in spec for k in SAMPLING_KEYS) else (
-        _arm_file(run, label).get("sampling") or _extra(run, "sampling") or {})
+    if label in run.manifest.arm_sampling:  # a rerun's own record of each arm's sampling
+        source: Any = run.manifest.arm_sampling[label]
+    elif any(spec.get(k) is not None for k in SAMPLING_KEYS):
+        source = spec
+    else:
+        source = _arm_file(run, label).get("sampling") or _extra(run, "sampling") or {}
     if not isinstance(source, Mapping) or not any(k in source for k in SAMPLING_KEYS):
         return Condition("not recorded", f"not recorded in run {run.name}")
     text = ", ".join(f"{k}={source[k]}" if source.get(k) is not None else f"{k} not recorded" for k in SAMPLING_KEYS)

@@ -22,7 +22,7 @@ async def run_cell(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, datas
                     store: CellStore, pool: SandboxPool, replay: bool, semaphore: asyncio.Semaphore
                     ) -> tuple[int, int, int]:
     cell = CellKey(arm.name, dataset.name, problem.id, repeat)
-    ctx = PipelineContext(problem, cell, model, store, pool, spec.sampling(), spec.seed, replay, semaphore,
+    ctx = PipelineContext(problem, cell, model, store, pool, spec.sampling(arm), spec.seed, replay, semaphore,
                           checkouts=spec.original_code)
     started = time.monotonic()
     status: str = "failed"

@@ -177,6 +177,7 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
         git_revision=store.get_meta("git_revision"), reuse_from=store.get_meta("reuse_from", []),
         leakage_check=leakage_check, created=_created_iso(store.get_meta("created")),
         pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms},
+        arm_sampling=spec.arm_sampling(),
         **({"original_code": checkouts} if checkouts else {}))
     frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest,
                         calls_frame(store))

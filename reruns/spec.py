@@ -4,7 +4,7 @@ limits), validated once, frozen into the store at the start and checked on resum
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -29,9 +29,11 @@ class RunSpec(BaseModel):
     model: str = "local"
     model_name: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = Field(default=0.0, ge=0, le=2)
-    top_p: float = Field(default=1.0, gt=0, le=1)
-    max_tokens: int = Field(default=768, ge=1)
+    # Sampling: unset (None), each arm uses its method's paper defaults (``Pipeline.sampling``); set, it
+    # applies to every arm. ``max_tokens: none`` is no cap (the model's own limit).
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | Literal["none"] | None = Field(default=None)
     repeats: int = Field(default=1, ge=1)
     limit: int | None = Field(default=None, ge=1)
     seed: int = 0
@@ -71,11 +73,36 @@ class RunSpec(BaseModel):
             dataset_class(self.dataset)
         return self
 
+    @field_validator("max_tokens")
+    @classmethod
+    def _positive(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("must be at least 1, or 'none' for no cap")
+        return value
+
     def arms(self) -> list[Arm]:
         return [Arm.of(p.name, p.params) for p in self.pipelines]
 
-    def sampling(self) -> SamplingParams:
-        return SamplingParams(self.temperature, self.top_p, self.max_tokens)
+    def sampling(self, arm: Arm) -> SamplingParams:
+        """What ``arm``'s calls are sampled with: the spec's values where set, else its method's defaults."""
+        defaults = arm.sampling_defaults()
+        cap = defaults.max_tokens if self.max_tokens is None else (None if self.max_tokens == "none" else self.max_tokens)
+        return SamplingParams(defaults.temperature if self.temperature is None else self.temperature,
+                              defaults.top_p if self.top_p is None else self.top_p, cap)
+
+    def arm_sampling(self) -> dict[str, dict[str, Any]]:
+        """Each arm's sampling and where it comes from (``run.json``'s ``sampling``; ``max_tokens`` "none" is no
+        cap): the method's paper defaults, or the spec for the values it sets."""
+        recorded = {}
+        for arm in self.arms():
+            used = self.sampling(arm)
+            overridden = [name for name in ("temperature", "top_p", "max_tokens") if getattr(self, name) is not None]
+            source = arm.sampling_defaults().source
+            recorded[arm.name] = {"temperature": used.temperature, "top_p": used.top_p,
+                                  "max_tokens": "none" if used.max_tokens is None else used.max_tokens,
+                                  "source": (f"run spec ({', '.join(overridden)}); otherwise {source}" if overridden
+                                             else source)}
+        return recorded
 
 
 def load_spec(path: Path) -> RunSpec:

@@ -16,9 +16,12 @@ class Message:
 
 @dataclass(frozen=True)
 class SamplingParams:
+    """What a request is sampled with. ``max_tokens`` None sends no completion cap: the reply ends at the
+    model's end of turn, a stop string, or the model's context (the embedded server's 4096 tokens)."""
+
     temperature: float = 0.0
     top_p: float = 1.0
-    max_tokens: int = 768
+    max_tokens: int | None = 768
     stop: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -26,8 +29,8 @@ class SamplingParams:
             raise ValueError(f"`temperature` must be in [0, 2], got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"`top_p` must be in (0, 1], got {self.top_p}")
-        if self.max_tokens < 1:
-            raise ValueError(f"`max_tokens` must be at least 1, got {self.max_tokens}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"`max_tokens` must be at least 1 (or None: no cap), got {self.max_tokens}")
 
 
 @dataclass(frozen=True)

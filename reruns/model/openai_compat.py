@@ -103,9 +103,10 @@ class OpenAICompatibleModel:
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model, "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "temperature": request.sampling.temperature, "top_p": request.sampling.top_p,
-            "max_tokens": request.sampling.max_tokens, "seed": request.seed,
+            "temperature": request.sampling.temperature, "top_p": request.sampling.top_p, "seed": request.seed,
         }
+        if request.sampling.max_tokens is not None:  # none: the endpoint's own limit (OpenAI's default)
+            payload["max_tokens"] = request.sampling.max_tokens
         if request.sampling.stop:
             payload["stop"] = list(request.sampling.stop)
         return payload

@@ -22,7 +22,7 @@ from pydantic import Field
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.pipelines.feedback import process_error
-from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
+from sotacheck.reruns.pipelines.registry import CODESIM_SAMPLING, Pipeline, PipelineParams
 
 SYSTEM = "You are an expert competitive programmer who plans carefully and checks plans by simulation."
 
@@ -100,4 +100,4 @@ async def run(ctx: PipelineContext, params: Params) -> None:
     ctx.submit(code, f"no plan passed the visible tests (p={p}, d={d})" if code else "no code block in any reply")
 
 
-PIPELINE = Pipeline("codesim", Params, run)
+PIPELINE = Pipeline("codesim", Params, run, sampling=CODESIM_SAMPLING)

@@ -27,7 +27,7 @@ from pydantic import Field
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.original.checkout import OriginalClass
 from sotacheck.reruns.original.runner import run_original
-from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
+from sotacheck.reruns.pipelines.registry import CODESIM_SAMPLING, MAPCODER_SAMPLING, Pipeline, PipelineParams
 
 
 class MapCoderParams(PipelineParams):
@@ -52,7 +52,8 @@ def _original(name: str, original: OriginalClass, params: type[P],
     async def run(ctx: PipelineContext, values: P) -> None:
         await run_original(ctx, original, constructor(values))
 
-    return Pipeline(name, params, run, original=original)
+    sampling = CODESIM_SAMPLING if original.repository == "codegenerator" else MAPCODER_SAMPLING
+    return Pipeline(name, params, run, original=original, sampling=sampling)
 
 
 def _mapcoder_class(module: str, name: str) -> OriginalClass:

@@ -20,7 +20,7 @@ from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.pipelines.feedback import process_error
 from sotacheck.reruns.pipelines.pycapsule_executor import signature_from, strip_example_calls
-from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
+from sotacheck.reruns.pipelines.registry import PYCAPSULE_SAMPLING, Pipeline, PipelineParams
 
 PERSONA = ("You are a meticulous Python programmer. You think briefly and step by step, then write clean, "
            "correct code.")
@@ -74,4 +74,4 @@ async def run(ctx: PipelineContext, params: Params) -> None:
     ctx.submit(code, f"no attempt passed the visible tests in {max_attempts + 1}")
 
 
-PIPELINE = Pipeline("pycapsule", Params, run)
+PIPELINE = Pipeline("pycapsule", Params, run, sampling=PYCAPSULE_SAMPLING)

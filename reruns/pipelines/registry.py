@@ -63,6 +63,29 @@ P = TypeVar("P", bound=PipelineParams)
 
 
 @dataclass(frozen=True)
+class SamplingDefaults:
+    """A method's sampling as its authors ran it, used unless the run spec overrides it. ``max_tokens`` None:
+    no completion cap (the model's own limit: on the embedded server, its 4096-token context)."""
+
+    temperature: float
+    top_p: float
+    max_tokens: int | None
+    source: str
+
+
+# MapCoder's released code (src/models/OpenAI.py: temperature 0, top_p 0.95, max_tokens None) for MapCoder and
+# the baselines it runs; CodeSim's (CodeGenerator's main.py: temperature 0, top_p 0.95) the same, its model
+# class capping replies at 4096 tokens, which the embedded model's 4096-token context reaches first
+# (docs/fidelity.md). PyCapsule's paper states none; it gets this one too, so that all methods run alike.
+MAPCODER_SAMPLING = SamplingDefaults(0.0, 0.95, None, "MapCoder's released code: temperature 0, top_p 0.95, "
+                                     "no max_tokens (src/models/OpenAI.py)")
+CODESIM_SAMPLING = SamplingDefaults(0.0, 0.95, None, "CodeSim's released code: temperature 0, top_p 0.95 "
+                                    "(src/main.py); its 4096-token reply cap read as no cap (docs/fidelity.md)")
+PYCAPSULE_SAMPLING = SamplingDefaults(0.0, 0.95, None, "not stated by the PyCapsule paper: MapCoder's and "
+                                      "CodeSim's setting (temperature 0, top_p 0.95, no max_tokens)")
+
+
+@dataclass(frozen=True)
 class Pipeline(Generic[P]):
     """``original`` is set for a pipeline that runs one of the authors' classes from a checkout the run names."""
 
@@ -70,6 +93,7 @@ class Pipeline(Generic[P]):
     params: type[P]
     run: Callable[[PipelineContext, P], Awaitable[None]]
     original: OriginalClass | None = None
+    sampling: SamplingDefaults = MAPCODER_SAMPLING
 
     def parse(self, raw: Mapping[str, Any] | None = None) -> P:
         """The typed parameters: the paper's defaults, overridden by ``raw``, checked against the constraints."""
@@ -136,6 +160,11 @@ class Arm:
     def columns(self) -> dict[str, Any]:
         """The outcome-table columns that identify this arm (``arm``, ``pipeline``, ``param.<name>``)."""
         return arm_columns(self.pipeline, self.params.model_dump())
+
+    def sampling_defaults(self) -> SamplingDefaults:
+        """The method's own sampling; a wrapper (the gate) runs with its base pipeline's."""
+        base = getattr(self.params, "base", None)
+        return get_pipeline(base).sampling if isinstance(base, str) and base in REGISTRY else get_pipeline(self.pipeline).sampling
 
     async def run(self, ctx: PipelineContext) -> None:
         await get_pipeline(self.pipeline).run(ctx, self.params)

@@ -19,7 +19,13 @@ _MODEL_OPTIONS = (
     click.option("--repeats", type=int, default=1, help="Repeats per problem."),
     click.option("--limit", type=int, default=None, help="Only the first N problems."),
     click.option("--seed", type=int, default=0, help="Base seed of the seed schedule."),
-    click.option("--temperature", type=float, default=0.0, help="Sampling temperature."),
+    click.option("--temperature", type=float, default=None,
+                 help="Sampling temperature for every arm (default: each method's paper default, 0 for all so far)."),
+    click.option("--top-p", "top_p", type=float, default=None,
+                 help="Nucleus sampling for every arm (default: each method's paper default, 0.95 for all so far)."),
+    click.option("--max-tokens", "max_tokens", type=str, default=None, metavar="N|none",
+                 help="Reply cap for every arm; 'none' for no cap (default: each method's paper default: no cap, "
+                      "i.e. the model's own limit, the embedded model's 4096-token context)."),
     click.option("--concurrency", type=int, default=4, help="Model calls in flight at once."),
 )
 
@@ -43,11 +49,21 @@ def model_options(function: F) -> F:
     return function
 
 
-def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float,
-                 concurrency: int, data_dir: Path | None, **more: Any) -> dict[str, Any]:
+def _max_tokens(text: str | None) -> int | str | None:
+    """``--max-tokens``: a whole number, or ``none`` for no cap."""
+    if text is None or text.strip().lower() == "none":
+        return None if text is None else "none"
+    if not text.strip().isdigit() or int(text) < 1:
+        raise UsageError(f"--max-tokens {text!r}: expected a whole number of at least 1, or 'none' (no cap)")
+    return int(text)
+
+
+def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | None, seed: int,
+                 temperature: float | None, top_p: float | None, max_tokens: str | None, concurrency: int,
+                 data_dir: Path | None, **more: Any) -> dict[str, Any]:
     return {"model": model, "model_name": model_name, "repeats": repeats, "limit": limit, "seed": seed,
-            "temperature": temperature, "concurrency": concurrency, "data_dir": str(data_dir) if data_dir else None,
-            **more}
+            "temperature": temperature, "top_p": top_p, "max_tokens": _max_tokens(max_tokens),
+            "concurrency": concurrency, "data_dir": str(data_dir) if data_dir else None, **more}
 
 
 @click.command()
@@ -56,7 +72,6 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
 @click.option("--pipelines", default=None, help="Comma-separated pipelines, e.g. direct,cot.")
 @click.option("--param", multiple=True, help="PIPELINE.NAME=VALUE, repeatable.")
 @model_options
-@click.option("--max-tokens", type=int, default=768, help="Max tokens per reply.")
 @click.option("--request-timeout", type=float, default=300.0, help="Seconds before a model request times out.")
 @click.option("--max-tries", type=int, default=6, help="Tries per model call (429/5xx/timeouts are retried).")
 @click.option("--spec", type=PATH, default=None, help="A YAML run spec instead of the options above.")
@@ -66,9 +81,10 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
 @ray_address_option
 @reuse_option
 def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
-          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, max_tokens: int,
-          concurrency: int, request_timeout: float, max_tries: int, spec: Path | None, original_code: tuple[str, ...],
-          data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
+          top_p: float | None, max_tokens: str | None, concurrency: int, request_timeout: float, max_tries: int,
+          spec: Path | None, original_code: tuple[str, ...], data_dir: Path | None, executor: str,
+          ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from sotacheck.reruns.grid import pipeline_params
     from sotacheck.reruns.run import RunSpec, load_spec, validate_spec
@@ -85,8 +101,8 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
             raise UsageError("give --dataset and --pipelines, or --spec FILE")
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
         params = pipeline_params(param, names)
-        fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, concurrency, data_dir,
-                              dataset=dataset, max_tokens=max_tokens, request_timeout_s=request_timeout,
+        fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
+                              data_dir, dataset=dataset, request_timeout_s=request_timeout,
                               max_tries=max_tries, original_code=checkouts,
                               pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
         run_spec = validate_spec(fields, "command line")
@@ -107,13 +123,13 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
 @ray_address_option
 @reuse_option
 def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: tuple[str, ...], model: str,
-          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float, concurrency: int,
-          yes: bool, original_code: tuple[str, ...], data_dir: Path | None, executor: str, ray_address: str | None,
-          reuse: tuple[Path, ...]) -> None:
+          model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
+          top_p: float | None, max_tokens: str | None, concurrency: int, yes: bool, original_code: tuple[str, ...],
+          data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
-    fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, concurrency, data_dir, dataset=dataset,
-                          original_code=_original_code(original_code))
+    fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
+                          data_dir, dataset=dataset, original_code=_original_code(original_code))
     run_spec = api.sweep_spec(pipeline, grid, fields, fixed, allow_large=yes)
     summary = api.rerun(run_spec, out, executor, ray_address, reuse)
     click.echo(f"sweep of {len(run_spec.pipelines)} settings: {summary.calls} calls requested, {summary.sent} made "

@@ -102,6 +102,8 @@ class Manifest(BaseModel):
     reuse_from: list[str] = Field(default_factory=list)
     # Each pipeline's paper-default parameters (a sweep is compared against that setting).
     pipeline_defaults: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # Each arm's sampling in a rerun (temperature, top_p, max_tokens: "none" is no cap) and where it came from.
+    arm_sampling: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def sotacheck_version(self) -> str:
