@@ -20,6 +20,7 @@ from sotacheck.reruns.sandbox.judge import judge_hidden, run_visible
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.result import ExecutionResult
 from sotacheck.reruns.seeds import derive_seed
+from sotacheck.reruns.store.group_commit import CellWrites, DirectWrites
 from sotacheck.reruns.store.run_store import CellKey, CellStore
 
 
@@ -55,12 +56,14 @@ class PipelineContext:
 
     def __init__(self, problem: Problem, cell: CellKey, model: ChatModel, store: CellStore, pool: SandboxPool,
                  sampling: SamplingParams, base_seed: int, replay: bool = False,
-                 model_semaphore: asyncio.Semaphore | None = None, checkouts: Mapping[str, str] | None = None) -> None:
+                 model_semaphore: asyncio.Semaphore | None = None, checkouts: Mapping[str, str] | None = None,
+                 writes: CellWrites | None = None) -> None:
         self._problem = problem
         self.problem = ProblemView.of(problem)
         self.cell = cell
         self._model = model
-        self._store = store
+        self._store = store  # read here; written through ``_writes`` (each record durable when awaited)
+        self._writes = writes or DirectWrites(store)
         self._pool = pool
         self._sampling = sampling
         self._base_seed = base_seed
@@ -107,15 +110,15 @@ class PipelineContext:
         if own is not None and own.state == "received" and own.cache_key == key:
             return self._account(own.response or "", own.prompt_tokens, own.completion_tokens)
         stored = self._store.find_received(key)
-        self._store.prepare_call(call_id, key, self.cell, stage, call_path, parent, seed, request.as_dict())
+        await self._writes.prepare_call(call_id, key, self.cell, stage, call_path, parent, seed, request.as_dict())
         if stored is not None:
-            self._store.receive_call(call_id, stored.response or "", stored.finish_reason, stored.prompt_tokens or 0,
+            await self._writes.receive_call(call_id, stored.response or "", stored.finish_reason, stored.prompt_tokens or 0,
                                      stored.completion_tokens or 0, 0.0, [], served_from=stored.served_label)
             return self._account(stored.response or "", stored.prompt_tokens, stored.completion_tokens)
         if self._replay:
             message = f"replay: no stored response for call {call_path} of {self.cell.arm}/{self._problem.id}/" \
                       f"repeat {self.cell.repeat} (call id {call_id})"
-            self._store.fail_call(call_id, message, [])
+            await self._writes.fail_call(call_id, message, [])
             raise ReplayMiss(message)
         async with self._semaphore:
             self.accounting.sent += 1
@@ -123,10 +126,10 @@ class PipelineContext:
             try:
                 response = await self._model.complete(request)
             except ModelCallFailed as exc:
-                self._store.fail_call(call_id, str(exc), [asdict(a) for a in exc.attempts])
+                await self._writes.fail_call(call_id, str(exc), [asdict(a) for a in exc.attempts])
                 raise CellError(f"model call {call_path} failed: {exc}") from None
         crash_point("after_send")
-        self._store.receive_call(call_id, response.text, response.finish_reason, response.prompt_tokens,
+        await self._writes.receive_call(call_id, response.text, response.finish_reason, response.prompt_tokens,
                                  response.completion_tokens, response.latency_s, [asdict(a) for a in response.attempts])
         crash_point("after_receive")
         return self._account(response.text, response.prompt_tokens, response.completion_tokens)
@@ -142,7 +145,7 @@ class PipelineContext:
         started = time.monotonic()
         result = await asyncio.to_thread(run_visible, self._pool, self._problem, code)
         self.executions[code] = result
-        self._store.observe(self.cell, self._observations, self.last_call_id, "visible_tests",
+        await self._writes.observe(self.cell, self._observations, self.last_call_id, "visible_tests",
                             {"status": result.status, "tests": [asdict(t) for t in result.tests],
                              "feedback": result.feedback, "wall_s": time.monotonic() - started})
         self._observations += 1
@@ -154,7 +157,7 @@ class PipelineContext:
         if self.state.record.get("first_pass_attempt") is not None:
             return
         result = await asyncio.to_thread(judge_hidden, self._pool, self._problem, code)
-        self._store.observe(self.cell, 5_000 + attempt, self.last_call_id, "hidden_measure",
+        await self._writes.observe(self.cell, 5_000 + attempt, self.last_call_id, "hidden_measure",
                             {"attempt": attempt, "status": result.status})
         if result.passed:
             self.state.record["first_pass_attempt"] = attempt

@@ -3,7 +3,8 @@ itself the K-th time it reaches ``crash_point(NAME)``. Unset (always, outside te
 
 Points: ``before_send`` (request record prepared, not sent), ``after_send`` (answer in hand, not saved),
 ``after_receive`` (answer saved), ``during_execution`` (judging the submission), ``during_outcome_write``
-(inside the cell's outcome transaction, before it commits).
+(inside the cell's outcome transaction, before it commits), ``during_group_commit`` (the group committer's
+transaction holding several cells' records, before it commits; counted only for such transactions).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import signal
 from collections import Counter
 
-POINTS = ("before_send", "after_send", "after_receive", "during_execution", "during_outcome_write")
+POINTS = ("before_send", "after_send", "after_receive", "during_execution", "during_outcome_write", "during_group_commit")
 _hits: Counter[str] = Counter()
 
 

@@ -9,6 +9,7 @@ from sotacheck.reruns.cell import run_cell
 from sotacheck.reruns.executors import CellBatch, CellItem, OnCell
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.result import SandboxLimits
+from sotacheck.reruns.store.group_commit import GroupCommitter, GroupedWrites
 
 
 class LocalExecutor:
@@ -22,6 +23,8 @@ class LocalExecutor:
         semaphore = asyncio.Semaphore(spec.concurrency)
         group_slots = asyncio.Semaphore(max(spec.concurrency * 2, 2))
         calls = sent = 0
+        committer = GroupCommitter(batch.store.path)  # the cells' records, committed together
+        writes = GroupedWrites(committer)
         with SandboxPool(limits=SandboxLimits(test_timeout_s=spec.test_timeout_s)) as pool:
 
             async def one_group(group: list[CellItem]) -> None:
@@ -29,12 +32,15 @@ class LocalExecutor:
                 async with group_slots:
                     for arm, problem, repeat in group:
                         made, really, used = await run_cell(arm, problem, repeat, spec, batch.dataset, batch.model,
-                                                            batch.store, pool, batch.replay, semaphore)
+                                                            batch.store, pool, batch.replay, semaphore, writes)
                         calls += made
                         sent += really
                         on_cell(made, really, used)
 
-            await asyncio.gather(*(one_group(group) for group in batch.groups))
+            try:
+                await asyncio.gather(*(one_group(group) for group in batch.groups))
+            finally:
+                committer.close()
         return calls, sent
 
     def close(self) -> None:

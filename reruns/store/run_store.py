@@ -22,7 +22,6 @@ import os
 import shutil
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +30,8 @@ from typing import Any, Protocol
 
 from sotacheck.core.errors import SotacheckError
 from sotacheck.reruns.crashpoints import crash_point
+from sotacheck.reruns.store import writes
+from sotacheck.reruns.store.writes import CellKey
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -60,17 +61,6 @@ CREATE TABLE IF NOT EXISTS cells (
     PRIMARY KEY (arm, dataset, problem, repeat)
 );
 """
-
-
-@dataclass(frozen=True)
-class CellKey:
-    arm: str
-    dataset: str
-    problem: str
-    repeat: int
-
-    def as_tuple(self) -> tuple[str, str, str, int]:
-        return (self.arm, self.dataset, self.problem, self.repeat)
 
 
 class CellStore(Protocol):
@@ -218,44 +208,35 @@ class RunStore:
                      parent: str | None, seed: int, request: dict[str, Any]) -> None:
         """Write-ahead: the record exists before the request is sent. Re-preparing after a crash updates
         the same row (the call id is deterministic), so nothing is duplicated."""
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO calls (call_id, cache_key, arm, dataset, problem, repeat, stage, call_path, parent, seed, "
-                "request, state, prepared_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'prepared', ?) "
-                "ON CONFLICT(call_id) DO UPDATE SET state = CASE WHEN calls.state = 'received' THEN 'received' "
-                "ELSE 'prepared' END",
-                (call_id, cache_key, *cell.as_tuple(), stage, call_path, parent, seed,
-                 json.dumps(request, ensure_ascii=False), time.time()))
+        self.execute([writes.prepare(call_id, cache_key, cell, stage, call_path, parent, seed, request)])
 
     def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
                      completion_tokens: int, latency_s: float, attempts: list[dict[str, Any]],
                      served_from: str = "model") -> None:
-        with self._transaction() as db:
-            db.execute("UPDATE calls SET state = 'received', response = ?, finish_reason = ?, prompt_tokens = ?, "
-                       "completion_tokens = ?, latency_s = ?, attempts = ?, error = NULL, served_from = ?, "
-                       "finished_at = ? WHERE call_id = ?",
-                       (text, finish_reason, prompt_tokens, completion_tokens, latency_s, json.dumps(attempts),
-                        served_from, time.time(), call_id))
+        self.execute([writes.receive(call_id, text, finish_reason, prompt_tokens, completion_tokens, latency_s,
+                                     attempts, served_from)])
 
     def fail_call(self, call_id: str, error: str, attempts: list[dict[str, Any]]) -> None:
-        with self._transaction() as db:
-            db.execute("UPDATE calls SET state = 'error', error = ?, attempts = ?, finished_at = ? WHERE call_id = ?",
-                       (error, json.dumps(attempts), time.time(), call_id))
+        self.execute([writes.fail(call_id, error, attempts)])
 
     # --- observations and cells ---------------------------------------------------------------------
     def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None:
-        with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO observations VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       (*cell.as_tuple(), seq, call_id, kind, json.dumps(result, default=str)))
+        self.execute([writes.observe(cell, seq, call_id, kind, result)])
 
     def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
                     completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
                     detail: dict[str, Any]) -> None:
+        self.execute([writes.finish(cell, status, passed, calls, prompt_tokens, completion_tokens,
+                                    first_pass_attempt, wall_s, detail)])
+
+    def execute(self, statements: list[writes.Statement]) -> None:
+        """Run ``statements`` in one transaction on this connection (each one's crash point, if any, just
+        after it: inside the transaction, before the commit)."""
         with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (*cell.as_tuple(), status, None if passed is None else int(passed), calls, prompt_tokens,
-                        completion_tokens, first_pass_attempt, wall_s, json.dumps(detail, default=str), time.time()))
-            crash_point("during_outcome_write")
+            for statement in statements:
+                db.execute(statement.sql, statement.params)
+                if statement.crash_point:
+                    crash_point(statement.crash_point)
 
     def finished_cells(self) -> set[tuple[str, str, str, int]]:
         with self._lock:

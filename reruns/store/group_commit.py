@@ -1,0 +1,202 @@
+"""Group commits: the records of concurrent cells written by one writer thread, committed together.
+
+With a commit per record, 64 cells in flight make 64 commits where one would do, each on the event loop's
+thread. Here a cell hands its statements to the :class:`GroupCommitter` and awaits the commit: the writer
+thread takes everything queued since its last commit, runs it in one transaction, commits once, then
+wakes each waiting cell. A cell never moves on before its own record is durable, so the guarantees stay
+those of a commit per record: a prepared record exists before its request is sent, a received one before
+the cell goes on, and a run killed at any point (``during_group_commit`` included: several cells' records
+in one open transaction) resumes from the last commit with no received call sent again. Only the commit
+is shared, and the SQLite work leaves the event loop's thread (``sqlite3`` releases the GIL while it runs
+a statement).
+
+:class:`GroupedWrites` is what a cell writes through a committer; :class:`DirectWrites` the same calls on
+any :class:`~sotacheck.reruns.store.run_store.CellStore` (a Ray worker's gateway client), one at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sotacheck.reruns.crashpoints import crash_point
+from sotacheck.reruns.store import writes
+from sotacheck.reruns.store.writes import CellKey, Statement
+
+if TYPE_CHECKING:
+    from sotacheck.reruns.store.run_store import CellStore
+
+MAX_BATCH = 1024
+
+
+@dataclass
+class _Pending:
+    statements: list[Statement]
+    loop: asyncio.AbstractEventLoop
+    done: asyncio.Future[None]
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    if done.cancelled():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+
+
+class GroupCommitter:
+    """The writer thread and its own connection to the store at ``path`` (WAL: readers are not blocked)."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        self.batches = 0  # commits made
+        self.writes = 0   # cells' writes they held
+        self._thread = threading.Thread(target=self._run, name="sotacheck-group-commit", daemon=True)
+        self._thread.start()
+
+    async def commit(self, statements: list[Statement]) -> None:
+        """Returns once ``statements`` are committed (raises what running them raised)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._queue.put(_Pending(statements, loop, done))
+        await done
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the writer and close its connection."""
+        self._queue.put(None)
+        self._thread.join()
+        self._db.close()
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stopping = True
+                    break
+                batch.append(item)
+            self._commit(batch)
+
+    def _commit(self, batch: list[_Pending]) -> None:
+        try:
+            self._transaction([statement for pending in batch for statement in pending.statements],
+                              grouped=len(batch) > 1)
+            outcomes: list[BaseException | None] = [None] * len(batch)
+        except Exception:
+            # One cell's bad write must not fail the others: each again, in a transaction of its own.
+            outcomes = [self._alone(pending) for pending in batch]
+        self.batches += 1
+        self.writes += len(batch)
+        for pending, error in zip(batch, outcomes, strict=True):
+            pending.loop.call_soon_threadsafe(_settle, pending.done, error)
+
+    def _alone(self, pending: _Pending) -> BaseException | None:
+        try:
+            self._transaction(pending.statements, grouped=False)
+        except Exception as exc:
+            return exc
+        return None
+
+    def _transaction(self, statements: list[Statement], grouped: bool) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in statements:
+                self._db.execute(statement.sql, statement.params)
+                if statement.crash_point:
+                    crash_point(statement.crash_point)
+            if grouped:
+                crash_point("during_group_commit")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+
+class CellWrites(Protocol):
+    """What a running cell records, each call returning once the record is durable."""
+
+    async def prepare_call(self, call_id: str, cache_key: str, cell: CellKey, stage: str, call_path: str,
+                           parent: str | None, seed: int, request: dict[str, Any]) -> None: ...
+    async def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
+                           completion_tokens: int, latency_s: float, attempts: list[dict[str, Any]],
+                           served_from: str = "model") -> None: ...
+    async def fail_call(self, call_id: str, error: str, attempts: list[dict[str, Any]]) -> None: ...
+    async def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None: ...
+    async def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
+                          completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
+                          detail: dict[str, Any]) -> None: ...
+
+
+class GroupedWrites:
+    """A cell's records through a :class:`GroupCommitter`."""
+
+    def __init__(self, committer: GroupCommitter) -> None:
+        self._commit = committer.commit
+
+    async def prepare_call(self, call_id: str, cache_key: str, cell: CellKey, stage: str, call_path: str,
+                           parent: str | None, seed: int, request: dict[str, Any]) -> None:
+        await self._commit([writes.prepare(call_id, cache_key, cell, stage, call_path, parent, seed, request)])
+
+    async def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
+                           completion_tokens: int, latency_s: float, attempts: list[dict[str, Any]],
+                           served_from: str = "model") -> None:
+        await self._commit([writes.receive(call_id, text, finish_reason, prompt_tokens, completion_tokens, latency_s,
+                                           attempts, served_from)])
+
+    async def fail_call(self, call_id: str, error: str, attempts: list[dict[str, Any]]) -> None:
+        await self._commit([writes.fail(call_id, error, attempts)])
+
+    async def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None:
+        await self._commit([writes.observe(cell, seq, call_id, kind, result)])
+
+    async def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
+                          completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
+                          detail: dict[str, Any]) -> None:
+        await self._commit([writes.finish(cell, status, passed, calls, prompt_tokens, completion_tokens,
+                                          first_pass_attempt, wall_s, detail)])
+
+
+class DirectWrites:
+    """A cell's records through a store's own methods, one commit each (a Ray worker's gateway client)."""
+
+    def __init__(self, store: CellStore) -> None:
+        self._store = store
+
+    async def prepare_call(self, call_id: str, cache_key: str, cell: CellKey, stage: str, call_path: str,
+                           parent: str | None, seed: int, request: dict[str, Any]) -> None:
+        self._store.prepare_call(call_id, cache_key, cell, stage, call_path, parent, seed, request)
+
+    async def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
+                           completion_tokens: int, latency_s: float, attempts: list[dict[str, Any]],
+                           served_from: str = "model") -> None:
+        self._store.receive_call(call_id, text, finish_reason, prompt_tokens, completion_tokens, latency_s, attempts,
+                                 served_from)
+
+    async def fail_call(self, call_id: str, error: str, attempts: list[dict[str, Any]]) -> None:
+        self._store.fail_call(call_id, error, attempts)
+
+    async def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None:
+        self._store.observe(cell, seq, call_id, kind, result)
+
+    async def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
+                          completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
+                          detail: dict[str, Any]) -> None:
+        self._store.finish_cell(cell, status, passed, calls, prompt_tokens, completion_tokens, first_pass_attempt,
+                                wall_s, detail)
