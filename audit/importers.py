@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -154,6 +155,15 @@ def _files(path: Path, *patterns: str) -> list[Path]:
     return [path]
 
 
+def _mapcoder_problem(dataset: str, task_id: object, seen: Counter[str]) -> str:
+    """A row's problem id: the task id; for APPS (its numeric id, and rows that repeat an earlier one, which
+    MapCoder's selection has) the loader's ``APPS/<id>``, ``APPS/<id>#2``..."""
+    if dataset not in ("apps", "apps-execeval"):
+        return str(task_id)
+    seen[str(task_id)] += 1
+    return f"APPS/{task_id}" + (f"#{seen[str(task_id)]}" if seen[str(task_id)] > 1 else "")
+
+
 def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
     """MapCoder-format JSONL logs (a file or a folder of them, plain ``.jsonl`` or gzip-compressed
     ``.jsonl.gz``); arm names from the file names, the dataset from the folder name (``HumanEval`` →
@@ -172,11 +182,13 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
         if file.suffix == ".gz":
             source["uncompressed_sha256"] = _uncompressed_sha256(file)
         sources.append(source)
+        seen: Counter[str] = Counter()
         for number, row in _jsonl_rows(file, repairs):
             if "task_id" not in row or "is_solved" not in row:
                 raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `is_solved`")
             solved = as_bool(row["is_solved"], f"{file}:{number}: field `is_solved`")
-            rows.append({**identity, "dataset": data, "problem": str(row["task_id"]), "repeat": 0,
+            rows.append({**identity, "dataset": data, "problem": _mapcoder_problem(data, row["task_id"], seen),
+                         "repeat": 0,
                          "passed": solved, "status": "error" if solved is None else None,
                          "calls": row.get("api_calls"), "prompt_tokens": _token_sum(row.get("prompt_tokens")),
                          "completion_tokens": _token_sum(row.get("completion_tokens"))})

@@ -4,6 +4,7 @@ verdicts as a report and (optionally) as a run directory every other command rea
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -16,6 +17,7 @@ from sotacheck.core.provenance import file_sha256
 from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.loaders import load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.benchmarks.suites import base_tests
 from sotacheck.reruns.sandbox.judge import Verdict
 from sotacheck.reruns.sandbox.result import SandboxLimits
 
@@ -24,11 +26,37 @@ EXECUTORS = ("local", "ray")
 
 @dataclass(frozen=True)
 class JudgeReport:
-    """The verdicts on one dataset, in the dataset's (or the samples file's) order."""
+    """The verdicts on one dataset, in the dataset's (or the samples file's) order.
+
+    On an EvalPlus dataset (``humaneval-plus``, ``mbpp-plus``) each verdict is EvalPlus's *plus* verdict (base
+    and extra inputs all pass: what it reports as HumanEval+ / MBPP+), and :attr:`base_verdicts` holds its
+    *base* verdict (the original benchmark's inputs alone) for the same sample.
+    """
 
     dataset: Dataset
     verdicts: tuple[Verdict, ...]
     samples: Path | None
+
+    @functools.cached_property
+    def base_verdicts(self) -> tuple[bool, ...] | None:
+        """Each sample's verdict on its problem's EvalPlus base tests alone (the program loaded and every base
+        test passed); None when the dataset's problems have no such suites."""
+        problems = self.dataset.by_id()
+        suites: dict[str, tuple[int, ...] | None] = {}
+        verdicts = []
+        for verdict in self.verdicts:
+            if verdict.problem_id not in suites:
+                suites[verdict.problem_id] = base_tests(problems[verdict.problem_id])
+            base = suites[verdict.problem_id]
+            if base is None:
+                return None
+            passed = {test.index for test in verdict.result.tests if test.status == "passed"}
+            verdicts.append(bool(verdict.result.tests) and passed.issuperset(base))
+        return tuple(verdicts)
+
+    @property
+    def base_passed(self) -> int | None:
+        return None if self.base_verdicts is None else sum(self.base_verdicts)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -43,11 +71,20 @@ class JudgeReport:
         return self.passed / len(self.verdicts) if self.verdicts else float("nan")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"dataset": self.dataset.name, "dataset_hash": self.dataset.content_hash,
-                "sotacheck_version": version(), "n": len(self.verdicts), "passed": self.passed,
-                "pass_rate": self.pass_rate, "counts": self.counts,
-                "results": [{"task_id": v.problem_id, "status": v.status, "exception_type": v.result.exception_type,
-                             "message": v.result.message} for v in self.verdicts]}
+        """The report as JSON-ready data; on an EvalPlus dataset also ``base`` and ``plus`` (each ``passed`` and
+        ``pass_rate``; ``plus`` is the top-level figure again) and per result ``base_passed``/``plus_passed``."""
+        results: list[dict[str, Any]] = [{"task_id": v.problem_id, "status": v.status, "exception_type": v.result.exception_type,
+                    "message": v.result.message} for v in self.verdicts]
+        report: dict[str, Any] = {"dataset": self.dataset.name, "dataset_hash": self.dataset.content_hash,
+                  "sotacheck_version": version(), "n": len(self.verdicts), "passed": self.passed,
+                  "pass_rate": self.pass_rate, "counts": self.counts}
+        if self.base_verdicts is not None and self.base_passed is not None:
+            n = len(self.verdicts)
+            report["base"] = {"passed": self.base_passed, "pass_rate": self.base_passed / n if n else float("nan")}
+            report["plus"] = {"passed": self.passed, "pass_rate": self.pass_rate}
+            for result, verdict, base in zip(results, self.verdicts, self.base_verdicts, strict=True):
+                result.update(base_passed=base, plus_passed=verdict.passed)
+        return {**report, "results": results}
 
 
 def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = False, workers: int | None = None,
@@ -116,7 +153,9 @@ def _judge_on_ray(data: Dataset, pairs: list[tuple[Problem, str]], limits: Sandb
 
 def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None) -> Path:
     """The verdicts as a run directory: one arm (default: the samples file's name, or ``canonical``),
-    repeat = the sample's occurrence index for its task; a sandbox failure is an ``error`` cell."""
+    repeat = the sample's occurrence index for its task; a sandbox failure is an ``error`` cell. On an EvalPlus
+    dataset each sample also has a row on ``<dataset>-base`` with its base verdict, as ``sotacheck import
+    evalplus`` writes EvalPlus's own (``humaneval-plus`` and ``humaneval-plus-base``)."""
     import pandas as pd
 
     from sotacheck.core.rundir import DatasetInfo, Manifest, write_run
@@ -124,11 +163,15 @@ def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None) -> 
     label = arm or (report.samples.stem if report.samples else "canonical")
     seen: Counter[str] = Counter()
     rows = []
-    for verdict in report.verdicts:
+    base_verdicts = report.base_verdicts or (None,) * len(report.verdicts)
+    for verdict, base in zip(report.verdicts, base_verdicts, strict=True):
         sandbox_failed = verdict.result.exception_type == "SandboxFailure"
-        rows.append({"arm": label, "pipeline": label, "dataset": report.dataset.name, "problem": verdict.problem_id,
-                     "repeat": seen[verdict.problem_id], "passed": None if sandbox_failed else verdict.passed,
-                     "status": "error" if sandbox_failed else None, "judge_status": verdict.status})
+        row = {"arm": label, "pipeline": label, "dataset": report.dataset.name, "problem": verdict.problem_id,
+               "repeat": seen[verdict.problem_id], "passed": None if sandbox_failed else verdict.passed,
+               "status": "error" if sandbox_failed else None, "judge_status": verdict.status}
+        rows.append(row)
+        if base is not None:
+            rows.append({**row, "dataset": f"{report.dataset.name}-base", "passed": None if sandbox_failed else base})
         seen[verdict.problem_id] += 1
     files = [{"file": str(report.samples), "sha256": file_sha256(report.samples)}] if report.samples else []
     manifest = Manifest(name=out.name, source="sotacheck judge", files=files,

@@ -1,4 +1,5 @@
-"""The leakage check: proof, from the stored requests, that no hidden-test assert reached any prompt."""
+"""The leakage check: proof, from the stored requests, that no hidden-test assert reached any prompt (for a
+program problem: no hidden test's input or accepted output)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks.loaders import load_dataset
-from sotacheck.reruns.benchmarks.problem import Dataset
+from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 from sotacheck.reruns.store.run_store import RunStore
 
 _ASSERT = re.compile(r"^\s*assert\s+(.+?)\s*$", re.MULTILINE)
@@ -23,6 +24,8 @@ def hidden_asserts(dataset: Dataset, problem_id: str) -> set[str]:
     own statement (HumanEval/56's docstring shows ``correct_bracketing("<>")``, which its check() also
     asserts: a prompt quoting the statement leaks nothing), whitespace removed."""
     problem = dataset.by_id()[problem_id]
+    if problem.kind == "program":
+        return hidden_io_texts(problem)
     visible = {_normalise(m) for t in problem.visible_tests for m in _ASSERT.findall(t)}
     statement = _normalise(problem.prompt)
     hidden = set()
@@ -32,6 +35,18 @@ def hidden_asserts(dataset: Dataset, problem_id: str) -> set[str]:
             # HumanEval's check() calls `candidate(...)`; a leaked copy would name the function itself
             hidden.add(_normalise(re.sub(r"\bcandidate\(", f"{problem.entry_point}(", found)))
     return {h for h in hidden - visible if len(h) >= 12 and h not in statement}
+
+
+def hidden_io_texts(problem: Problem) -> set[str]:
+    """A program problem's hidden tests (APPS's ``test_list``) as the texts that must not reach a prompt:
+    each hidden input and accepted output, whitespace removed, unless it is short (under 12 characters, such
+    as ``3`` or ``YES``, which any prompt may contain by chance) or public anyway (in the statement, the
+    starter code or a sample test)."""
+    public = _normalise("\n".join([problem.prompt, problem.starter_code,
+                                   *(t.input for t in problem.visible_io),
+                                   *(o for t in problem.visible_io for o in t.outputs)]))
+    hidden = {_normalise(text) for t in problem.hidden_io for text in (t.input, *t.outputs)}
+    return {h for h in hidden if len(h) >= 12 and h not in public}
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,22 @@ CARDS = {
     "mbpp-mapcoder": DatasetCard("mbpp-mapcoder", "the 397 MBPP problems of MultiPL-E that MapCoder and CodeSim "
                                  "run, CodeGenerator's data/MBPPEval/mbpp-py.jsonl (no canonical solutions)",
                                  f"MBPP: CC BY 4.0; MultiPL-E's subset; this copy: {_CODEGENERATOR}"),
+    "apps": DatasetCard("apps", "the 150 APPS problems (50 introductory, 50 interview, 50 from Codeforces: 48 competition, "
+                        "2 interview; 22 rows repeat an earlier one) that MapCoder and CodeSim run, MapCoder's data/APPS/"
+                        "selected150.jsonl: sample I/O, hidden stdin/stdout tests, no canonical solutions",
+                        "APPS: MIT (Hendrycks et al.); this copy: Md-Ashraful-Pramanik/MapCoder, MIT"),
+    "apps-execeval": DatasetCard("apps-execeval", "the same 150 APPS problems, each test ExecEval could not read "
+                                 "(an accepted output not a string, an input not ASCII) failing, as in MapCoder's runs",
+                                 "APPS: MIT (Hendrycks et al.); this copy: Md-Ashraful-Pramanik/MapCoder, MIT"),
     "mbpp-et": DatasetCard("mbpp-et", "MBPP-ET from a hub id (--hub-id) or a local benchmarks/mbpp/MBPP_ET.jsonl; "
                            "not bundled", "as its source states"),
+    "humaneval-plus": DatasetCard("humaneval-plus", "HumanEval+ from EvalPlus's release file HumanEvalPlus.jsonl.gz "
+                                  "(evalplus/humanevalplus_release; --data-dir FILE or benchmarks/humaneval/"
+                                  "HumanEvalPlus.jsonl[.gz]); not bundled",
+                                  "EvalPlus: Apache-2.0; HumanEval: MIT (OpenAI)"),
+    "mbpp-plus": DatasetCard("mbpp-plus", "MBPP+ from EvalPlus's release file MbppPlus.jsonl.gz "
+                             "(evalplus/mbppplus_release; --data-dir FILE or benchmarks/mbpp/MbppPlus.jsonl[.gz]); "
+                             "not bundled", "EvalPlus: Apache-2.0; MBPP: CC BY 4.0 (Google Research)"),
 }
 
 

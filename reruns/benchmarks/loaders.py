@@ -1,4 +1,5 @@
-"""Loaders for HumanEval, HumanEval-ET, MBPP (974 / test-500), MBPP as MapCoder reports it, and MBPP-ET.
+"""Loaders for HumanEval, HumanEval-ET, MBPP (974 / test-500), MBPP as MapCoder reports it, MBPP-ET, and APPS
+as MapCoder reports it (``apps.py``).
 
 Every file is read through Hugging Face ``datasets`` (``load_dataset("json", ...)`` for a local copy,
 plain ``.jsonl`` or ``.jsonl.gz``; ``load_dataset(hub_id)`` for a hub dataset), so a user with hub access
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sotacheck.core.errors import DataFileNotFound, SotacheckError
+from sotacheck.reruns.benchmarks.apps import load_apps
 from sotacheck.reruns.benchmarks.datadir import ENV_VAR, find_data_file
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 
@@ -251,6 +253,17 @@ def load_mbpp_et(data_dir: DataDir = None, hub_id: str | None = None) -> Dataset
     return _mbpp_from_rows(_records(source, split="test"), "mbpp-et", source, "test_case_list")
 
 
+def _evalplus(benchmark: str) -> Callable[..., Dataset]:
+    """HumanEval+ / MBPP+ from EvalPlus's release files (``evalplus.py``, imported when first loaded)."""
+
+    def load(data_dir: DataDir = None, hub_id: str | None = None, **_: Any) -> Dataset:
+        from sotacheck.reruns.benchmarks.evalplus import load_evalplus
+
+        return load_evalplus(benchmark, data_dir, hub_id, examples=docstring_examples)
+
+    return load
+
+
 LOADERS: dict[str, Callable[..., Dataset]] = {
     "humaneval": load_humaneval,
     "humaneval-et": load_humaneval_et,
@@ -258,6 +271,10 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "mbpp-test": lambda data_dir=None, **_: load_mbpp(data_dir, split="test"),
     "mbpp-mapcoder": load_mbpp_mapcoder,
     "mbpp-et": load_mbpp_et,
+    "apps": load_apps,
+    "apps-execeval": lambda data_dir=None, **_: load_apps(data_dir, dataset="apps-execeval"),
+    "humaneval-plus": _evalplus("humaneval"),
+    "mbpp-plus": _evalplus("mbpp"),
 }
 
 

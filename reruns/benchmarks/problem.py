@@ -5,15 +5,39 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from typing import Literal
+
+ProblemKind = Literal["function", "program"]
+
+
+@dataclass(frozen=True)
+class IOTest:
+    """A standard-input test of a program: the text given on stdin and every output accepted (any one of
+    them passes; how an output is compared: ``sotacheck.reruns.sandbox._outputs``)."""
+
+    input: str
+    outputs: tuple[str, ...]
+    judgeable: bool = True  # False: the evaluator reproduced could not read this test, which then fails
+
+    def as_list(self) -> list[object]:
+        return [self.input, list(self.outputs)] + ([] if self.judgeable else [False])
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One benchmark problem.
+    """One benchmark problem, of one of two kinds.
 
-    ``visible_tests`` are what a pipeline may see and run (docstring examples, sample I/O);
-    ``hidden_tests`` judge the final submission once and must never reach a prompt. Each test is a
-    self-contained snippet of Python (an ``assert`` line, or a ``check`` definition plus its call).
+    A ``function`` problem (HumanEval, MBPP): ``visible_tests`` are what a pipeline may see and run
+    (docstring examples, sample I/O); ``hidden_tests`` judge the final submission once and must never reach
+    a prompt. Each test is a self-contained snippet of Python (an ``assert`` line, or a ``check`` definition
+    plus its call).
+
+    A ``program`` problem (APPS): the submission is a whole program that reads standard input and writes
+    standard output, run once per test; its tests are ``visible_io`` (sample I/O, which a pipeline may see
+    and run) and ``hidden_io`` (never in a prompt), and ``visible_tests``/``hidden_tests`` are empty.
+    ``prompt`` is then the problem statement as the benchmark gives it, ``starter_code`` the function a
+    function-call problem names (its arguments come on stdin, one per line) and ``entry_point`` that
+    function's name (empty for a plain stdin problem).
     """
 
     id: str
@@ -25,15 +49,23 @@ class Problem:
     source: str
     canonical_solution: str | None = None
     test_setup: str = ""
+    kind: ProblemKind = "function"
+    visible_io: tuple[IOTest, ...] = ()
+    hidden_io: tuple[IOTest, ...] = ()
+    starter_code: str = ""
+    difficulty: str | None = None
 
     @property
     def content_hash(self) -> str:
-        """SHA-256 over everything that defines the problem (not its provenance)."""
-        payload = json.dumps(
-            [self.id, self.prompt, self.entry_point, list(self.visible_tests), list(self.hidden_tests),
-             self.test_setup],
-            ensure_ascii=False,
-        )
+        """SHA-256 over everything that defines the problem (not its provenance). A function problem's hash
+        covers what it always did (recorded runs replay against those hashes); a program problem's also
+        covers its kind, its I/O tests, starter code and difficulty."""
+        fields: list[object] = [self.id, self.prompt, self.entry_point, list(self.visible_tests),
+                                list(self.hidden_tests), self.test_setup]
+        if self.kind != "function" or self.visible_io or self.hidden_io or self.starter_code:
+            fields += [self.kind, [t.as_list() for t in self.visible_io], [t.as_list() for t in self.hidden_io],
+                       self.starter_code, self.difficulty]
+        payload = json.dumps(fields, ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -41,16 +73,32 @@ class Problem:
 class ProblemView:
     """What a pipeline sees of a problem: the prompt, the entry point and the visible tests. It has no
     hidden tests, no canonical solution and no test set-up, so a pipeline cannot read them by accident; the
-    leakage check over the stored requests stays as the second line of defence."""
+    leakage check over the stored requests stays as the second line of defence.
+
+    For a program problem ``visible_tests`` holds each sample test as text a prompt can show
+    (:func:`describe_io_test`), ``visible_io`` the same tests as data."""
 
     id: str
     prompt: str
     entry_point: str
     visible_tests: tuple[str, ...]
+    kind: ProblemKind = "function"
+    visible_io: tuple[IOTest, ...] = ()
+    starter_code: str = ""
 
     @classmethod
     def of(cls, problem: Problem) -> ProblemView:
+        if problem.kind == "program":
+            return cls(problem.id, problem.prompt, problem.entry_point,
+                       tuple(describe_io_test(t) for t in problem.visible_io), problem.kind, problem.visible_io,
+                       problem.starter_code)
         return cls(problem.id, problem.prompt, problem.entry_point, problem.visible_tests)
+
+
+def describe_io_test(test: IOTest) -> str:
+    """A sample test as a prompt shows it: the input, then the (first) expected output."""
+    expected = test.outputs[0] if test.outputs else ""
+    return f"Input:\n{test.input.rstrip()}\nExpected output:\n{expected.rstrip()}"
 
 
 @dataclass(frozen=True)

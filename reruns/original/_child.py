@@ -16,9 +16,13 @@ class, built from a JSON-lines file as their loader reads it. Four things are ro
   judges it on the hidden tests; their loop gets ``False``, which at pass_at_k 1 changes nothing but their
   own printed tally. No hidden test ever reaches this process.
 - two modules are stubbed: ``evaluations.evalute`` (imported by their xCodeEval/APPS/CodeContests datasets;
-  at import it needs data files relative to the working directory and an ExecEval server; sotacheck runs
-  none of those datasets) and, only where it is not installed, ``tiktoken`` (imported, never called on these
-  code paths; token counts come from the endpoint's reported usage, relayed by the harness).
+  at import it needs data files relative to the working directory and an ExecEval server), except for APPS,
+  where it is imported as written, with the files it asserts made in the working directory (their limits
+  file, an empty xCodeEval database) and their ExecEval client's ``execute_code`` answered by the harness
+  (``-> {"op": "run_visible_io", "code": C}  <- {"op": "io_results", "results": [{exec_outcome, result}...]}``
+  or ``{"op": "io_error", "message": M}`` where ExecEval could not read the tests); and, only where it is not
+  installed, ``tiktoken`` (imported, never called on these code paths; token counts come from the
+  endpoint's reported usage, relayed by the harness).
 
 Protocol, JSON lines over the process's original stdin/stdout (moved to private descriptors first; fd 0
 and 1 then point to /dev/null, so their prints never reach the pipe). The first line in is the job; then:
@@ -154,6 +158,45 @@ class SampleRouter:
             raise AssertionError(f"sample test {self.next} failed in sotacheck's sandbox")
 
 
+class ExecEvalRouter:
+    """Their ExecEval client (``APICommunication.execute_code``) answered by the harness's sandbox, for their
+    APPS dataset: their own ``contest_evaluate_public_tests`` runs as written and builds its feedback from
+    per-test results in ExecEval's form (``exec_outcome``, ``result``). Only the sample tests are run."""
+
+    def __init__(self, wire: Wire, sample_io: list[dict[str, Any]]) -> None:
+        self.wire = wire
+        self.sample_io = sample_io
+
+    def execute_code(self, client: object, language: str, source_code: str, unittests: list[dict[str, Any]],
+                     *args: Any, task_id: Any = None, **kwargs: Any) -> tuple[Any, Any, Any]:
+        if [dict(t) for t in unittests] != self.sample_io:
+            raise HarnessMismatch("their code sent ExecEval tests other than the sample tests, which the harness "
+                                  "does not run")
+        reply = self.wire.ask({"op": "run_visible_io", "code": source_code})
+        if reply["op"] == "io_error":  # ExecEval could not read the tests: its request failed
+            return "error", reply["message"], task_id
+        return reply["results"], None, task_id
+
+
+def prepare_execeval(job: dict[str, Any], wire: Wire, workdir: str) -> None:
+    """What their ``evaluations/evalute.py`` needs at import, relative to the working directory (their
+    limits file, an empty xCodeEval unit-test database), and their ExecEval client routed to the harness."""
+    os.makedirs(os.path.join(workdir, "src", "evaluations"), exist_ok=True)
+    os.makedirs(os.path.join(workdir, "data", "xCodeEval"), exist_ok=True)
+    with open(os.path.join(job["src"], "evaluations", "limits_by_lang.yaml"), encoding="utf-8") as theirs, \
+            open(os.path.join(workdir, "src", "evaluations", "limits_by_lang.yaml"), "w", encoding="utf-8") as ours:
+        ours.write(theirs.read())
+    with open(os.path.join(workdir, "data", "xCodeEval", "unittest_db.json"), "w", encoding="utf-8") as handle:
+        handle.write("{}")
+    router = ExecEvalRouter(wire, list(job["item"]["sample_io"]))
+    client = importlib.import_module("evaluations.api_comm").APICommunication
+
+    def execute_code(self: object, *args: Any, **kwargs: Any) -> tuple[Any, Any, Any]:
+        return router.execute_code(self, *args, **kwargs)
+
+    client.execute_code = execute_code
+
+
 def stub_module(name: str, why: str) -> None:
     """A module whose every attribute is a function that raises, saying why."""
     module = types.ModuleType(name, why)
@@ -167,8 +210,11 @@ def stub_module(name: str, why: str) -> None:
 
 def run(job: dict[str, Any], wire: Wire, workdir: str) -> None:
     sys.path.insert(0, job["src"])
-    stub_module("evaluations.evalute", "it serves the xCodeEval/APPS/CodeContests datasets (data files and an "
-                                       "ExecEval server), which sotacheck does not run")
+    if job.get("execeval"):
+        prepare_execeval(job, wire, workdir)
+    else:
+        stub_module("evaluations.evalute", "it serves the xCodeEval/APPS/CodeContests datasets (data files and an "
+                                           "ExecEval server), which sotacheck does not run here")
     if importlib.util.find_spec("tiktoken") is None:
         stub_module("tiktoken", "not installed; token counts come from the endpoint")
     strategy_class = getattr(importlib.import_module(job["module"]), job["class"])
@@ -177,7 +223,7 @@ def run(job: dict[str, Any], wire: Wire, workdir: str) -> None:
     with open(items, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(job["item"]) + "\n")
     data = dataset_class(path=items)
-    router = SampleRouter(wire, list(job["item"]["sample_io"]))
+    router = SampleRouter(wire, [str(test) for test in job["item"]["sample_io"]])
     func_evaluate: Any = importlib.import_module("evaluations.func_evaluate")
     func_evaluate.function_with_timeout = router.function_with_timeout
     data.evaluate_sample_io = router.route(data.evaluate_sample_io)

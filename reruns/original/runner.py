@@ -26,12 +26,17 @@ CHILD = Path(__file__).with_name("_child.py")
 LANGUAGE = "Python3"  # their main.py's default, the language of every published Python run
 _HUMANEVAL = ("datasets.HumanEvalDataset", "HumanDataset")
 _MBPP = ("datasets.MBPPDataset", "MBPPDataset")
+_APPS = ("datasets.APPSDataset", "APPSDataset")
 # sotacheck's dataset → their dataset class (the type their prompting classes test, e.g. CoT's few-shot
 # HumanEval prompt is chosen by ``type(self.data) == HumanDataset``).
 DATASET_CLASSES: dict[str, tuple[str, str]] = {
     "humaneval": _HUMANEVAL, "humaneval-et": _HUMANEVAL,
     "mbpp": _MBPP, "mbpp-test": _MBPP, "mbpp-mapcoder": _MBPP, "mbpp-et": _MBPP,
+    "apps": _APPS, "apps-execeval": _APPS,
 }
+# Our statuses as ExecEval's outcomes, for their APPS feedback (``_child.ExecEvalRouter``).
+_EXEC_OUTCOMES = {"passed": "PASSED", "failed": "WRONG_ANSWER", "timeout": "TIME_LIMIT_EXCEEDED",
+                  "memory_exceeded": "MEMORY_LIMIT_EXCEEDED", "error": "RUNTIME_ERROR", "crashed": "RUNTIME_ERROR"}
 _LINE_LIMIT = 1 << 26  # one protocol line carries a prompt or a program; 64 MiB is far beyond either
 
 
@@ -47,11 +52,15 @@ def job_for(ctx: PipelineContext, original: OriginalClass, src: Path, kwargs: di
     entry point, sample tests; no hidden tests, no canonical solution)."""
     module, name = dataset_class(ctx.cell.dataset)
     problem = ctx.problem
-    item = {"task_id": problem.id, "name": problem.id, "prompt": problem.prompt, "entry_point": problem.entry_point,
-            "sample_io": list(problem.visible_tests)}
+    item: dict[str, Any] = {"task_id": problem.id, "name": problem.id, "prompt": problem.prompt,
+                            "entry_point": problem.entry_point, "sample_io": list(problem.visible_tests)}
+    if problem.kind == "program":  # their APPS rows: statement, starter code, sample tests; `test_list` empty
+        item = {"id": problem.id, "name": problem.id, "description": problem.prompt,
+                "starter_code": problem.starter_code, "test_list": [],
+                "sample_io": [{"input": t.input, "output": list(t.outputs)} for t in problem.visible_io]}
     return {"src": str(src), "module": original.module, "class": original.name, "kwargs": kwargs,
             "flavor": original.flavor, "dataset_module": module, "dataset_class": name, "item": item,
-            "language": LANGUAGE}
+            "language": LANGUAGE, "execeval": problem.kind == "program"}
 
 
 async def run_original(ctx: PipelineContext, original: OriginalClass, kwargs: dict[str, Any]) -> None:
@@ -112,6 +121,8 @@ async def _converse(ctx: PipelineContext, proc: asyncio.subprocess.Process, job:
             tests = range(len(ctx.problem.visible_tests))
             passed = [result.passed or any(t.index == i and t.status == "passed" for t in result.tests) for i in tests]
             await send({"op": "verdicts", "passed": passed})
+        elif op == "run_visible_io":
+            await send(await _execeval_results(ctx, message["code"]))
         elif op == "final":
             final = message["code"]
         elif op == "done":
@@ -120,6 +131,29 @@ async def _converse(ctx: PipelineContext, proc: asyncio.subprocess.Process, job:
             raise CellError(f"{original.name}: {message['message']} (at {message['where']})")
         else:
             raise CellError(f"{original.name}: unknown message {op!r} from its process")
+
+
+async def _execeval_results(ctx: PipelineContext, code: str) -> dict[str, Any]:
+    """The sample tests run in the sandbox, reported as ExecEval reports them: one ``exec_outcome`` and
+    ``result`` (what the program printed; for a runtime error its traceback; ``None`` on a timeout) per test,
+    a single ``COMPILATION_ERROR`` for a program that does not load; ``io_error`` where ExecEval could not read
+    the tests at all (``apps-execeval``)."""
+    if not all(test.judgeable for test in ctx.problem.visible_io):
+        return {"op": "io_error", "message": "ExecEval could not read these tests (an output that is not a string, "
+                                             "or an input that is not ASCII)"}
+    result = await ctx.run_visible_tests(code)
+    if not result.tests and not result.passed:
+        return {"op": "io_results", "results": [{"exec_outcome": "COMPILATION_ERROR",
+                                                 "result": result.feedback or result.message or ""}]}
+    results = []
+    for test in result.tests:
+        output: str | None = (test.output or "").strip()
+        if test.status == "timeout":
+            output = None
+        elif test.status in ("error", "crashed"):
+            output = test.feedback or test.message or ""
+        results.append({"exec_outcome": _EXEC_OUTCOMES[test.status], "result": output})
+    return {"op": "io_results", "results": results}
 
 
 def _tail(stderr: IO[bytes], limit: int = 300) -> str:

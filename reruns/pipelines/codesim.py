@@ -19,41 +19,43 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.pipelines.feedback import process_error
 from sotacheck.reruns.pipelines.registry import CODESIM_SAMPLING, Pipeline, PipelineParams
+from sotacheck.reruns.pipelines.task import quote, unit
 
 SYSTEM = "You are an expert competitive programmer who plans carefully and checks plans by simulation."
 
 
-def planning_prompt(problem: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nFirst recall one relevant problem you know (describe it "
+def planning_prompt(problem: ProblemView) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nFirst recall one relevant problem you know (describe it "
             "and how it is solved in a few lines). Then write a numbered, step-by-step plan to solve the problem "
             "above. Do not write code yet.")
 
 
-def simulation_prompt(problem: str, plan: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nTake one example input from the "
+def simulation_prompt(problem: ProblemView, plan: str) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nTake one example input from the "
             "problem statement and trace the plan on it step by step, by hand. Compare the result with the "
             "expected output. End with exactly one line: 'No Need to Modify Plan' if the plan is correct, or "
             "'Plan Modification Needed' if it is not.")
 
 
-def refine_prompt(problem: str, plan: str, simulation: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nSimulation of the plan:\n{simulation}"
+def refine_prompt(problem: ProblemView, plan: str, simulation: str) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nSimulation of the plan:\n{simulation}"
             "\n\nThe simulation found a problem. Write a corrected, numbered plan. Do not write code.")
 
 
-def coding_prompt(problem: str, plan: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nImplement the plan. Give the complete "
-            "function (with any imports it needs) in one ```python code block.")
+def coding_prompt(problem: ProblemView, plan: str) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nImplement the plan. Give the complete "
+            f"{unit(problem)} (with any imports it needs) in one ```python code block.")
 
 
-def debug_prompt(problem: str, plan: str, code: str, failures: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nCode:\n```python\n{code}\n```\n\n"
+def debug_prompt(problem: ProblemView, plan: str, code: str, failures: str) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nCode:\n```python\n{code}\n```\n\n"
             f"It fails these tests:\n{failures}\n\nSimulate the code by hand on the failing input, write short notes "
-            "on where it goes wrong, then give the complete corrected function in one ```python code block.")
+            f"on where it goes wrong, then give the complete corrected {unit(problem)} in one ```python code block.")
 
 
 def needs_modification(simulation: str) -> bool:
@@ -72,13 +74,13 @@ async def run(ctx: PipelineContext, params: Params) -> None:
     code: str | None = None
     for i in range(p):
         with ctx.scope("plan", i):
-            plan = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(problem.prompt))], stage="plan")
-            simulation = await ctx.chat([("system", SYSTEM), ("user", simulation_prompt(problem.prompt, plan))],
+            plan = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(problem))], stage="plan")
+            simulation = await ctx.chat([("system", SYSTEM), ("user", simulation_prompt(problem, plan))],
                                         stage="simulate")
             if needs_modification(simulation):
-                plan = await ctx.chat([("system", SYSTEM), ("user", refine_prompt(problem.prompt, plan, simulation))],
+                plan = await ctx.chat([("system", SYSTEM), ("user", refine_prompt(problem, plan, simulation))],
                                       stage="refine")
-            reply = await ctx.chat([("system", SYSTEM), ("user", coding_prompt(problem.prompt, plan))], stage="code")
+            reply = await ctx.chat([("system", SYSTEM), ("user", coding_prompt(problem, plan))], stage="code")
             code = last_code_block(reply) or code
             for j in range(d + 1):
                 if code is not None:
@@ -93,7 +95,7 @@ async def run(ctx: PipelineContext, params: Params) -> None:
                 if j == d:
                     break
                 reply = await ctx.chat([("system", SYSTEM),
-                                        ("user", debug_prompt(problem.prompt, plan, code or "", failures))],
+                                        ("user", debug_prompt(problem, plan, code or "", failures))],
                                        stage="debug")
                 code = last_code_block(reply) or code
     ctx.state.record["returned_at"] = {"plan": p, "debug": d, "exhausted": True}

@@ -32,10 +32,13 @@ def process_error(result: ExecutionResult, visible_tests: tuple[str, ...], max_c
         label = f"{result.exception_type} while loading the code"
     elif result.exception_type == "AssertionError":
         label = "Wrong answer: a test's assertion failed"
+    elif result.exception_type == "WrongAnswer":
+        label = "Wrong answer: the program's output is not the expected output"
     else:
         label = f"{result.exception_type or 'Error'} raised while running a test"
     parts = []
-    if failure is not None and 0 <= failure.index < len(visible_tests):
+    # a program test's feedback already shows its input and the expected and actual output
+    if failure is not None and failure.output is None and 0 <= failure.index < len(visible_tests):
         parts.append(f"Failing test: {visible_tests[failure.index].strip()}")
     feedback = result.feedback or result.message or ""
     if result.exception_type == "RecursionError":

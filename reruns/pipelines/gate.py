@@ -22,10 +22,12 @@ import ast
 
 from pydantic import Field, field_validator
 
+from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.pipelines.feedback import process_error
 from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams, get_pipeline, names
+from sotacheck.reruns.pipelines.task import is_program, quote, unit
 
 SYSTEM = "You are an expert Python programmer. Answer with code only."
 
@@ -53,7 +55,9 @@ def unmet_conditions(ctx: PipelineContext, code: str | None) -> list[str]:
     gap = []
     expected = _parameter_count(problem.prompt, problem.entry_point)
     actual = _parameter_count(code, problem.entry_point)
-    if actual is None:
+    if is_program(problem):  # a standard-input program: no entry point to check
+        pass
+    elif actual is None:
         gap.append(f"`{problem.entry_point}` is not defined at the top level")
     elif expected is not None and actual != expected:
         gap.append(f"`{problem.entry_point}` takes {actual} parameters, the problem expects {expected}")
@@ -65,11 +69,11 @@ def unmet_conditions(ctx: PipelineContext, code: str | None) -> list[str]:
     return gap
 
 
-def revision_prompt(problem: str, code: str | None, gap: list[str], errors: str) -> str:
+def revision_prompt(problem: ProblemView, code: str | None, gap: list[str], errors: str) -> str:
     listed = "\n".join(f"- {g}" for g in gap)
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nYour submission:\n```python\n{code or ''}\n```\n\n"
-            f"It was held back because:\n{listed}\n\n{errors}\nFix these points and give the complete function in one "
-            "```python code block.")
+    return (f"Problem:\n{quote(problem)}\n\nYour submission:\n```python\n{code or ''}\n```\n\n"
+            f"It was held back because:\n{listed}\n\n{errors}\nFix these points and give the complete {unit(problem)} "
+            "in one ```python code block.")
 
 
 class Params(PipelineParams):
@@ -113,7 +117,7 @@ async def run(ctx: PipelineContext, params: Params) -> None:
         if result is not None and not result.passed:
             errors = "Test results:\n" + process_error(result, ctx.problem.visible_tests).render() + "\n"
         with ctx.scope("gate", len(holds)):
-            reply = await ctx.chat([("system", SYSTEM), ("user", revision_prompt(ctx.problem.prompt, code, gap, errors))],
+            reply = await ctx.chat([("system", SYSTEM), ("user", revision_prompt(ctx.problem, code, gap, errors))],
                                    stage="revise")
         code = last_code_block(reply) or code
     ctx.submit(code)

@@ -20,10 +20,12 @@ import re
 
 from pydantic import Field
 
+from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.pipelines.feedback import process_error
 from sotacheck.reruns.pipelines.registry import Pipeline, PipelineParams
+from sotacheck.reruns.pipelines.task import quote, unit
 
 SYSTEM = "You are an expert programmer and a patient teacher of algorithms."
 _EXAMPLE = re.compile(r"^#+\s*example\s*\d+.*$", re.IGNORECASE | re.MULTILINE)
@@ -31,8 +33,8 @@ _TUTORIAL = re.compile(r"^#+\s*(algorithm|tutorial).*$", re.IGNORECASE | re.MULT
 _CONFIDENCE = re.compile(r"confidence\D{0,20}(\d{1,3})", re.IGNORECASE)
 
 
-def retrieval_prompt(problem: str, k: int) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nRecall {k} relevant and distinct problems. For each, "
+def retrieval_prompt(problem: ProblemView, k: int) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nRecall {k} relevant and distinct problems. For each, "
             f"write a section headed '## Example N' with the problem description, a step-by-step plan and Python "
             "code. Then write a section headed '## Algorithm' with a short tutorial on the algorithm these problems "
             "need.")
@@ -50,26 +52,26 @@ def split_exemplars(reply: str, k: int) -> tuple[list[str], str]:
     return parts[:k], tutorial
 
 
-def planning_prompt(exemplar: str, tutorial: str, problem: str, samples: str) -> str:
-    return (f"A solved example:\n{exemplar}\n\n{tutorial}\n\nNew problem:\n```python\n{problem.rstrip()}\n```\n\n"
+def planning_prompt(exemplar: str, tutorial: str, problem: ProblemView, samples: str) -> str:
+    return (f"A solved example:\n{exemplar}\n\n{tutorial}\n\nNew problem:\n{quote(problem)}\n\n"
             f"Sample tests:\n{samples}\n\nWrite a numbered, step-by-step plan for the new problem. No code.")
 
 
-def verification_prompt(problem: str, plan: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nHow confident are you that this plan "
+def verification_prompt(problem: ProblemView, plan: str) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nHow confident are you that this plan "
             "solves the problem correctly? Explain briefly, then end with a line 'Confidence: N' where N is an "
             "integer from 0 to 100.")
 
 
-def coding_prompt(problem: str, plan: str, samples: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nSample tests:\n{samples}\n\nWrite the "
-            "complete function following the plan, in one ```python code block.")
+def coding_prompt(problem: ProblemView, plan: str, samples: str) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nSample tests:\n{samples}\n\nWrite the "
+            f"complete {unit(problem)} following the plan, in one ```python code block.")
 
 
-def debugging_prompt(problem: str, plan: str, code: str, failures: str) -> str:
-    return (f"Problem:\n```python\n{problem.rstrip()}\n```\n\nPlan:\n{plan}\n\nCode:\n```python\n{code}\n```\n\n"
+def debugging_prompt(problem: ProblemView, plan: str, code: str, failures: str) -> str:
+    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nCode:\n```python\n{code}\n```\n\n"
             f"Test results:\n{failures}\n\nRevise the plan if it is wrong (write it under 'Plan:'), then give the "
-            "complete corrected function in one ```python code block.")
+            f"complete corrected {unit(problem)} in one ```python code block.")
 
 
 def parse_confidence(reply: str) -> int:
@@ -86,14 +88,14 @@ async def run(ctx: PipelineContext, params: Params) -> None:
     problem = ctx.problem
     k, t = params.k, params.t
     samples = "\n".join(problem.visible_tests) or "(none given)"
-    retrieval = await ctx.chat([("system", SYSTEM), ("user", retrieval_prompt(problem.prompt, k))], stage="retrieve")
+    retrieval = await ctx.chat([("system", SYSTEM), ("user", retrieval_prompt(problem, k))], stage="retrieve")
     exemplars, tutorial = split_exemplars(retrieval, k)
     plans = []
     for index, exemplar in enumerate(exemplars):
         with ctx.scope("exemplar", index):
-            plan = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(exemplar, tutorial, problem.prompt,
+            plan = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(exemplar, tutorial, problem,
                                                                                  samples))], stage="plan")
-            verdict = await ctx.chat([("system", SYSTEM), ("user", verification_prompt(problem.prompt, plan))],
+            verdict = await ctx.chat([("system", SYSTEM), ("user", verification_prompt(problem, plan))],
                                      stage="verify")
             plans.append((parse_confidence(verdict), index, plan))
     order = sorted(plans, key=lambda item: (-item[0], item[1]))
@@ -101,7 +103,7 @@ async def run(ctx: PipelineContext, params: Params) -> None:
     code: str | None = None
     for rank, (_, index, plan) in enumerate(order):
         with ctx.scope("plan", rank):
-            reply = await ctx.chat([("system", SYSTEM), ("user", coding_prompt(problem.prompt, plan, samples))],
+            reply = await ctx.chat([("system", SYSTEM), ("user", coding_prompt(problem, plan, samples))],
                                    stage="code")
             code = last_code_block(reply) or code
             for round_ in range(t + 1):
@@ -116,7 +118,7 @@ async def run(ctx: PipelineContext, params: Params) -> None:
                     failures = "The reply contained no ```python code block."
                 if round_ == t:
                     break
-                reply = await ctx.chat([("system", SYSTEM), ("user", debugging_prompt(problem.prompt, plan, code or "",
+                reply = await ctx.chat([("system", SYSTEM), ("user", debugging_prompt(problem, plan, code or "",
                                                                                       failures))], stage="debug")
                 revised = reply.split("Plan:", 1)[1].split("```", 1)[0].strip() if "Plan:" in reply else ""
                 plan = revised or plan

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.pipelines.feedback import process_error
 from sotacheck.reruns.pipelines.pycapsule_executor import signature_from, strip_example_calls
 from sotacheck.reruns.pipelines.registry import PYCAPSULE_SAMPLING, Pipeline, PipelineParams
+from sotacheck.reruns.pipelines.task import is_program, quote, unit
 
 PERSONA = ("You are a meticulous Python programmer. You think briefly and step by step, then write clean, "
            "correct code.")
@@ -32,10 +34,17 @@ def generation_prompt(prompt: str, signature: str) -> str:
             "```python code block. Do not call the function or read input.")
 
 
-def fix_prompt(prompt: str, previous: str, error: str) -> str:
-    return (f"Problem:\n```python\n{prompt.rstrip()}\n```\n\nYour previous attempt:\n```python\n{previous}\n```\n\n"
+def program_generation_prompt(problem: ProblemView) -> str:
+    return (f"Write a Python program for this problem.\n\n{quote(problem)}\n\nReason in a few short steps, then give "
+            "the complete program (with any imports it needs) in one ```python code block.")
+
+
+def fix_prompt(prompt: str, previous: str, error: str, problem: ProblemView | None = None) -> str:
+    quoted = f"```python\n{prompt.rstrip()}\n```" if problem is None else quote(problem)
+    return (f"Problem:\n{quoted}\n\nYour previous attempt:\n```python\n{previous}\n```\n\n"
             f"Running it on the example tests gave:\n{error}\n\nFind the bug, explain it in a sentence or two, then "
-            "give the complete corrected function in one ```python code block.")
+            f"give the complete corrected {'function' if problem is None else unit(problem)} in one ```python code "
+            "block.")
 
 
 class Params(PipelineParams):
@@ -45,10 +54,14 @@ class Params(PipelineParams):
 async def run(ctx: PipelineContext, params: Params) -> None:
     problem = ctx.problem
     max_attempts = params.max_attempts
-    signature = signature_from(problem.prompt, problem.entry_point,
-                               problem.visible_tests[0] if problem.visible_tests else None)
-    reply = await ctx.chat([("system", PERSONA), ("user", generation_prompt(problem.prompt, signature.describe()))],
-                           stage="generate")
+    program = is_program(problem)  # a stdin program: no signature, and its top-level code is the program
+    if program:
+        first = program_generation_prompt(problem)
+    else:
+        signature = signature_from(problem.prompt, problem.entry_point,
+                                   problem.visible_tests[0] if problem.visible_tests else None)
+        first = generation_prompt(problem.prompt, signature.describe())
+    reply = await ctx.chat([("system", PERSONA), ("user", first)], stage="generate")
     code = last_code_block(reply)
     attempts = ctx.state.record.setdefault("attempts", [])
     for attempt in range(max_attempts + 1):
@@ -56,7 +69,7 @@ async def run(ctx: PipelineContext, params: Params) -> None:
             error = "Your reply contained no ```python code block. Give the complete function in one code block."
             attempts.append({"attempt": attempt, "visible": "no code"})
         else:
-            code, removed = strip_example_calls(code, problem.entry_point)
+            code, removed = (code, []) if program else strip_example_calls(code, problem.entry_point)
             result = await ctx.run_visible_tests(code)
             await ctx.record_hidden_pass(code, attempt)  # for the decay analysis only; nothing comes back
             attempts.append({"attempt": attempt, "visible": result.status, "stripped_calls": removed})
@@ -68,8 +81,8 @@ async def run(ctx: PipelineContext, params: Params) -> None:
         if attempt == max_attempts:
             break
         previous = code or reply
-        reply = await ctx.chat([("system", PERSONA), ("user", fix_prompt(problem.prompt, previous, error))],
-                               stage="fix")
+        fix = fix_prompt(problem.prompt, previous, error, problem if program else None)
+        reply = await ctx.chat([("system", PERSONA), ("user", fix)], stage="fix")
         code = last_code_block(reply) or None
     ctx.submit(code, f"no attempt passed the visible tests in {max_attempts + 1}")
 

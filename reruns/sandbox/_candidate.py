@@ -22,6 +22,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+import _programs
 import _wire
 from _strict import CANDIDATE_FILE, describe, exception_message, own_frames
 
@@ -189,9 +190,12 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
     code = job["code"]
     linecache.cache[CANDIDATE_FILE] = (len(code), None, code.splitlines(True), CANDIDATE_FILE)
     namespace: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
+    program_mode = job.get("mode") == "program"  # a standard-input program, run by ``_programs``
     try:
         compiled = job.get("compiled")  # from the supervisor, which compiles faster (see ``_tester``)
-        exec(marshal.loads(compiled) if compiled else compile(code, CANDIDATE_FILE, "exec"), namespace)
+        program = marshal.loads(compiled) if compiled else compile(code, CANDIDATE_FILE, "exec")
+        if not program_mode:
+            exec(program, namespace)
     except BaseException as exc:
         _flush_output()
         status = "memory_exceeded" if isinstance(exc, MemoryError) else "error"
@@ -202,6 +206,8 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
                                isinstance(exc, RecursionError))
         _wire.send(channel, _wire.dumps(["load_error", status, _wire.encode_value(description, objects.handle)]))
         os._exit(0)
+    if program_mode:
+        _programs.serve_program(channel, program, max_feedback_chars)
     entry_point = job.get("entry_point")
     names = [[name, _encode_global(value, objects)] for name, value in list(namespace.items())
              if name == entry_point or not name.startswith("__")]

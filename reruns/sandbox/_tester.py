@@ -33,6 +33,7 @@ import time
 import types
 from typing import Any
 
+import _programs
 import _wire
 from _returns import candidate_exception, checked_frame, compiled_candidate, copy_back, failed_outcome
 from _strict import (
@@ -132,6 +133,7 @@ class Session:
         self.open = True
         self.output = bytearray()
         self.output_total = 0
+        self.keep_output = OUTPUT_KEPT  # a program test keeps its whole stdout (``_programs``)
         self.problem_deadline = started + float(limits["problem_timeout_s"])
         self.test_deadline = started + float(limits["test_timeout_s"])
         self.where = "loading the candidate"
@@ -175,8 +177,8 @@ class Session:
                     self._output_open = False
                 return
             self.output_total += len(chunk)
-            if len(self.output) < OUTPUT_KEPT:
-                self.output.extend(chunk[: OUTPUT_KEPT - len(self.output)])
+            if len(self.output) < self.keep_output:
+                self.output.extend(chunk[: self.keep_output - len(self.output)])
             if self.output_total > int(self.limits["max_output_bytes"]) and self.open:
                 raise self.end(["error", f"output exceeded {self.limits['max_output_bytes']} bytes",
                                 "OutputLimitExceeded"])
@@ -307,7 +309,10 @@ def _compiled_helpers(source: str) -> Any:
 def run_tests(job: dict[str, Any], compiled: list[Any],
               session: Session) -> tuple[list[dict[str, Any]], bool, int | None]:
     """Load the candidate, run each test; returns the events, whether all ran, and the test running when
-    the execution ended (-1 while loading, None between tests)."""
+    the execution ended (-1 while loading, None between tests). A job of standard-input program tests is
+    run by ``_programs``."""
+    if _programs.is_program_job(job["tests"]):
+        return _programs.run_program_job(job, session, Abort)
     max_chars = int(job["limits"]["max_feedback_chars"])
     message = {key: job.get(key) for key in ("code", "entry_point", "limits", "uid", "isolate_network")}
     message["compiled"] = compiled_candidate(job["code"])

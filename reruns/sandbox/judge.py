@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.program import assemble_program, prompt_preamble
+from sotacheck.reruns.sandbox.programs import run_program_tests
 from sotacheck.reruns.sandbox.result import ExecutionResult
 
 
@@ -30,7 +31,10 @@ class Verdict:
 
 def judge_hidden(pool: SandboxPool, problem: Problem, completion: str) -> ExecutionResult:
     """The completion against the hidden tests; the tests see the prompt's own helpers (HumanEval/32's
-    ``poly``), run in the trusted process, not the program's versions of them."""
+    ``poly``), run in the trusted process, not the program's versions of them. A program problem's
+    completion is the whole program, run on each hidden test up to the first that does not pass."""
+    if problem.kind == "program":
+        return run_program_tests(pool, completion, problem.hidden_io, stop_at_first_failure=True)
     program = assemble_program(problem.prompt, completion, problem.entry_point)
     return pool.run(program, problem.hidden_tests, setup=problem.test_setup,
                     entry_point=problem.entry_point, helpers=prompt_preamble(problem.prompt, problem.entry_point))
@@ -38,7 +42,10 @@ def judge_hidden(pool: SandboxPool, problem: Problem, completion: str) -> Execut
 
 def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResult:
     """The code against the visible tests, which call the program's own versions of the prompt's helpers:
-    this is a pipeline's feedback, not a verdict, and recorded runs replay only if it stays as it was."""
+    this is a pipeline's feedback, not a verdict, and recorded runs replay only if it stays as it was. A
+    program problem's code runs on every sample test (the feedback lists each)."""
+    if problem.kind == "program":
+        return run_program_tests(pool, code, problem.visible_io, stop_at_first_failure=False)
     program = assemble_program(problem.prompt, code, problem.entry_point)
     return pool.run(program, problem.visible_tests, setup=problem.test_setup,
                     entry_point=problem.entry_point)

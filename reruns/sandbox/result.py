@@ -39,7 +39,9 @@ class SandboxLimits:
 
 @dataclass(frozen=True)
 class TestResult:
-    """One test's outcome; ``feedback`` is the traceback filtered to the candidate's own frames."""
+    """One test's outcome; ``feedback`` is the traceback filtered to the candidate's own frames. For a
+    standard-input program's test, ``feedback`` also shows the test's input, the expected and the actual
+    output (each truncated), and ``output`` is what the program printed (its last 2,000 characters)."""
 
     index: int
     status: Status
@@ -47,6 +49,7 @@ class TestResult:
     message: str | None = None
     feedback: str | None = None
     duration_s: float | None = None
+    output: str | None = None
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,13 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     click.echo(f"{data.name}: {result.passed}/{len(verdicts)} passed ({100 * result.pass_rate:.1f} %)  "
                f"dataset sha256:{data.content_hash[:16]}")
     click.echo("  " + "  ".join(f"{status}={count}" for status, count in result.counts.items()))
-    for verdict in verdicts:
+    base = result.base_verdicts
+    if base is not None and result.base_passed is not None:  # an EvalPlus dataset: both of its figures
+        n = len(verdicts)
+        click.echo(f"  base tests: {result.base_passed}/{n} passed ({100 * result.base_passed / max(n, 1):.1f} %)  "
+                   f"base + extra tests: {result.passed}/{n} passed ({100 * result.pass_rate:.1f} %)")
+    for index, verdict in enumerate(verdicts):
         if not verdict.passed:
-            click.echo(f"  {verdict.problem_id}: {verdict.status}: {verdict.result.exception_type}: "
+            note = " (base tests passed)" if base is not None and base[index] else ""
+            click.echo(f"  {verdict.problem_id}: {verdict.status}{note}: {verdict.result.exception_type}: "
                        f"{(verdict.result.message or '')[:120]}")

@@ -52,6 +52,23 @@ def test_imported_pass_rates_are_those_evalplus_reported() -> None:
     assert set(mapcoder["pipeline"]) == {"MapCoder"} and set(mapcoder["param.k"]) == {5}
 
 
+SHARED = REPO.parent / "shared" / "data" / "published-runs" / "mapcoder" / "ChatGPT" / "HumanEvalPlus"
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"MapCoder's released runs are not at {SHARED} (no ../shared)")
+def test_the_shared_copy_of_mapcoder_results_gives_exactly_what_evalplus_reported() -> None:
+    """The same files as ../shared holds them (plain; the bundled ones are these, gzip-compressed, checked byte
+    for byte): each arm's base and base + extra pass rates are exactly EvalPlus's, a count over 164 both ways."""
+    names = sorted(file.name for file in SHARED.iterdir())
+    assert len(names) == 8 and names == sorted(f.name.removesuffix(".gz") for f in EVALPLUS.glob("*.gz"))
+    for name in names:
+        assert (SHARED / name).read_bytes() == gzip.decompress((EVALPLUS / f"{name}.gz").read_bytes()), name
+    table = normalise(import_evalplus(SHARED)[0], "import")
+    assert sorted(set(table["arm"])) == sorted(REPORTED)
+    for arm, rates in REPORTED.items():
+        assert _rates(table, arm) == rates
+
+
 def test_pass_rates_follow_evalplus_rule_read_independently_from_each_task() -> None:
     """Counted from the raw files with EvalPlus 0.1.x's rule (evaluate.py): a task passes the base tests
     when ``base[i][0] == "success"``, and HumanEval+ when base *and* plus are "success"."""

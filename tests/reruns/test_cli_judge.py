@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sotacheck.cli.launch import judge_workers
+from sotacheck.reruns.benchmarks import LOADERS
 
 # The console script a user types: its launcher starts the sandbox before the CLI is imported and ends a
 # judge run without the interpreter's teardown, so output and files must be complete all the same.
@@ -69,8 +70,10 @@ def test_out_of_range_option_is_a_usage_error(data_dir, option, value) -> None:
 def test_unknown_dataset(data_dir) -> None:
     done = run("judge", "--dataset", "humaneval-xl", "--canonical", data_dir=data_dir)
     assert done.returncode == 2
-    assert done.stderr.strip() == ("sotacheck: error: unknown dataset 'humaneval-xl'; known: humaneval, "
-                                   "humaneval-et, mbpp, mbpp-test, mbpp-mapcoder, mbpp-et")
+    known = ", ".join(LOADERS)  # every loader, in the order they are registered
+    assert known.startswith("humaneval, humaneval-et, mbpp, mbpp-test, mbpp-mapcoder, mbpp-et")
+    assert {"humaneval-plus", "mbpp-plus"} <= set(LOADERS)
+    assert done.stderr.strip() == f"sotacheck: error: unknown dataset 'humaneval-xl'; known: {known}"
 
 
 def test_datasets_lists_counts_and_hashes(data_dir) -> None:

@@ -189,7 +189,9 @@ def test_a_pipeline_sees_no_hidden_tests_and_no_canonical_solution(data_dir, dat
     assert isinstance(view, ProblemView) and ctx.problem is view
     for name in ("hidden_tests", "canonical_solution", "test_setup", "content_hash", "__dict__"):
         assert not hasattr(view, name), name
-    assert {f.name for f in dataclasses.fields(view)} == {"id", "prompt", "entry_point", "visible_tests"}
+    assert {f.name for f in dataclasses.fields(view)} == {"id", "prompt", "entry_point", "visible_tests", "kind",
+                                                          "visible_io", "starter_code"}
+    assert (view.kind, view.visible_io, view.starter_code) == ("function", (), "")
     assert (view.id, view.prompt, view.entry_point, view.visible_tests) == (
         full.id, full.prompt, full.entry_point, full.visible_tests)
     with pytest.raises(dataclasses.FrozenInstanceError):
