@@ -69,7 +69,7 @@ def run_program_job(job: dict[str, Any], session: Any,
     session.keep_output = int(limits["max_output_bytes"])  # the whole stdout is the answer
     message = {key: job.get(key) for key in ("code", "limits", "uid", "isolate_network")}
     message.update(mode="program", entry_point=None, compiled=compiled_candidate(job["code"]))
-    session.send(_wire.dumps(_wire.encode_value(message, session._outgoing)))
+    session.send(_wire.job_message(message))
     loaded = session.receive()
     if not isinstance(loaded, list) or not loaded or loaded[0] not in ("loaded", "load_error"):
         raise session.end(["error", "the candidate process did not report its loading", "ProtocolError"])

@@ -316,7 +316,7 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
     max_chars = int(job["limits"]["max_feedback_chars"])
     message = {key: job.get(key) for key in ("code", "entry_point", "limits", "uid", "isolate_network")}
     message["compiled"] = compiled_candidate(job["code"])
-    session.send(_wire.dumps(_wire.encode_value(message, session._outgoing)))
+    session.send(_wire.job_message(message))
     loaded = session.receive()
     if not isinstance(loaded, list) or not loaded or loaded[0] not in ("loaded", "load_error"):
         raise session.end(["error", "the candidate process did not report its loading", "ProtocolError"])

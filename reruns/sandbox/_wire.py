@@ -2,7 +2,9 @@
 
 A message is a 4-byte length and a JSON text. JSON is read by the test process with the standard
 library's parser (written to be fed untrusted text), never with ``pickle`` or ``marshal``, so whatever
-the candidate writes on the channel can at worst be a malformed message, never code. Values keep their
+the candidate writes on the channel can at worst be a malformed message, never code. The one exception
+runs the other way: the job itself, the first message, goes from the test process to the candidate process
+with ``marshal`` (:func:`job_message`), read before any candidate code runs. Values keep their
 exact types: JSON gives ``None``, ``bool``, ``int``, ``float`` (including NaN, infinities and ``-0.0``),
 ``str`` and ``list``; every other type is a tagged object ``{"~": tag, "v": ...}``:
 
@@ -32,6 +34,7 @@ import collections
 import decimal
 import fractions
 import json
+import marshal
 import os
 from collections.abc import Callable
 from typing import Any
@@ -133,6 +136,17 @@ def decoder(handle: Callable[[dict[str, Any]], Any], module: Callable[[dict[str,
         return json_decode(payload.decode("utf-8", "surrogatepass"))
 
     return decode
+
+
+def job_message(job: dict[str, Any]) -> bytes:
+    """The first message, from the test process to the candidate process: the job (program, limits, uid...)
+    with ``marshal``, which reads it several times faster than this module's tagged JSON. Safe in this one
+    direction only: the candidate process reads it before any candidate code runs, from the trusted side; what
+    the candidate sends back is always read as JSON."""
+    return JOB_MARKER + marshal.dumps(job)
+
+
+JOB_MARKER = b"\x00job\x00"
 
 
 def dumps(message: Any) -> bytes:

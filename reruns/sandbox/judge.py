@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.program import assemble_program, prompt_preamble
-from sotacheck.reruns.sandbox.programs import run_program_tests
 from sotacheck.reruns.sandbox.result import ExecutionResult
 
 
@@ -34,6 +33,8 @@ def judge_hidden(pool: SandboxPool, problem: Problem, completion: str) -> Execut
     ``poly``), run in the trusted process, not the program's versions of them. A program problem's
     completion is the whole program, run on each hidden test up to the first that does not pass."""
     if problem.kind == "program":
+        from sotacheck.reruns.sandbox.programs import run_program_tests  # not on a function judge's start-up path
+
         return run_program_tests(pool, completion, problem.hidden_io, stop_at_first_failure=True)
     program = assemble_program(problem.prompt, completion, problem.entry_point)
     return pool.run(program, problem.hidden_tests, setup=problem.test_setup,
@@ -45,6 +46,8 @@ def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResu
     this is a pipeline's feedback, not a verdict, and recorded runs replay only if it stays as it was. A
     program problem's code runs on every sample test (the feedback lists each)."""
     if problem.kind == "program":
+        from sotacheck.reruns.sandbox.programs import run_program_tests
+
         return run_program_tests(pool, code, problem.visible_io, stop_at_first_failure=False)
     program = assemble_program(problem.prompt, code, problem.entry_point)
     return pool.run(program, problem.visible_tests, setup=problem.test_setup,
