@@ -219,7 +219,9 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
         request = _wire.receive(channel, MAX_REQUEST_BYTES)
         if request is None:
             os._exit(0)  # the tests are over; never wait for threads the candidate left running
-        _wire.send(channel, _wire.dumps(_answer(decode(request), objects, max_feedback_chars)))
+        call = (marshal.loads(request[len(_wire.CALL_MARKER):]) if request.startswith(_wire.CALL_MARKER)
+                else decode(request))
+        _wire.send(channel, _wire.dumps(_answer(call, objects, max_feedback_chars)))
 
 
 def _answer(request: list[Any], objects: _Objects, max_feedback_chars: int) -> list[Any]:

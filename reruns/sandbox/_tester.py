@@ -250,9 +250,10 @@ class Session:
             raise Abort()
         watched = [index for index, arg in enumerate(args)
                    if type(arg) in _MUTABLE and sys.getrefcount(arg) > _TEMPORARY_REFERENCES]
+        fast = _wire.call_message([operation, number, list(args), kwargs, watched])
         try:
-            payload = _wire.dumps([operation, number, _wire.encode_value(list(args), self._outgoing),
-                                   _wire.encode_value(kwargs, self._outgoing), watched])
+            payload = fast or _wire.dumps([operation, number, _wire.encode_value(list(args), self._outgoing),
+                                           _wire.encode_value(kwargs, self._outgoing), watched])
         except (_wire.NotData, RecursionError) as exc:
             raise TypeError(str(exc)) from None
         self.send(payload)

@@ -147,6 +147,29 @@ def job_message(job: dict[str, Any]) -> bytes:
 
 
 JOB_MARKER = b"\x00job\x00"
+CALL_MARKER = b"\x00call\x00"
+# Types ``marshal`` carries exactly (a subclass, a bytearray or a ``collections`` type does not qualify).
+_MARSHAL_EXACT = frozenset({type(None), bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset})
+_MARSHAL_DEPTH = 100
+
+
+def _marshal_exact(value: Any, depth: int = 0) -> bool:
+    kind = type(value)
+    if kind not in _MARSHAL_EXACT:
+        return False
+    if kind is list or kind is tuple or kind is set or kind is frozenset:
+        return depth < _MARSHAL_DEPTH and all(_marshal_exact(item, depth + 1) for item in value)
+    if kind is dict:
+        return depth < _MARSHAL_DEPTH and all(_marshal_exact(key, depth + 1) and _marshal_exact(item, depth + 1)
+                                              for key, item in value.items())
+    return True
+
+
+def call_message(request: list[Any]) -> bytes | None:
+    """A call from the test process to the candidate process with ``marshal``, when every value in it is of
+    a type marshal keeps exactly (the usual case: numbers, strings and containers of them); None otherwise,
+    and then the call goes as tagged JSON. As for :func:`job_message`, only in this direction."""
+    return CALL_MARKER + marshal.dumps(request) if _marshal_exact(request) else None
 
 
 def dumps(message: Any) -> bytes:

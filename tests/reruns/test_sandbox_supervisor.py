@@ -46,3 +46,23 @@ def test_a_test_that_prints_or_reads_stdin_leaves_the_supervisor_protocol_intact
     assert (reads.status, reads.exception_type) == ("error", "EOFError"), (reads.status, reads.exception_type)
     after = execute("def f():\n    return 1\n", ["assert f() == 1"], entry_point="f", limits=limits)
     assert after.status == "passed"
+
+
+def test_arguments_reach_the_candidate_with_their_exact_types() -> None:
+    """Calls whose values marshal keeps exactly go with marshal, the others as tagged JSON: the candidate
+    sees the same types either way (references: the types as written in the test)."""
+    program = ("def kinds(*args, **kwargs):\n    return [type(a).__name__ for a in args] + "
+               "[type(v).__name__ for _, v in sorted(kwargs.items())]\n"
+               "def inner(x):\n    return [type(x[0]).__name__, type(x[0][0]).__name__, type(list(x[1])[0]).__name__]\n")
+    tests = [
+        "assert kinds(1, True, 1.5, 2j, 's', b'b', (1,), [1], {1: 2}, {1}, frozenset(), None, 10 ** 40) == "
+        "['int', 'bool', 'float', 'complex', 'str', 'bytes', 'tuple', 'list', 'dict', 'set', 'frozenset', 'NoneType', 'int']",
+        "import collections, fractions\nassert kinds(collections.OrderedDict(), collections.Counter('ab'), bytearray(b'x'), "
+        "range(3), fractions.Fraction(1, 3), a=collections.deque([1])) == "
+        "['OrderedDict', 'Counter', 'bytearray', 'range', 'Fraction', 'deque']",
+        "assert inner([(1, 2), {frozenset({3})}]) == ['tuple', 'int', 'frozenset']",
+        "class S(str):\n    pass\nkinds(S('x'))",  # a test's own class is not data, even a subclass of str
+    ]
+    result = execute(program, tests, entry_point="kinds", limits=SandboxLimits(test_timeout_s=5))
+    assert [t.status for t in result.tests] == ["passed"] * 3 + ["error"], [(t.status, t.message) for t in result.tests]
+    assert "a value of type 'S' cannot be sent to the candidate" in (result.tests[3].message or "")
