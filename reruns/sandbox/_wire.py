@@ -2,9 +2,10 @@
 
 A message is a 4-byte length and a JSON text. JSON is read by the test process with the standard
 library's parser (written to be fed untrusted text), never with ``pickle`` or ``marshal``, so whatever
-the candidate writes on the channel can at worst be a malformed message, never code. The one exception
-runs the other way: the job itself, the first message, goes from the test process to the candidate process
-with ``marshal`` (:func:`job_message`), read before any candidate code runs. Values keep their
+the candidate writes on the channel can at worst be a malformed message, never code. The exception runs
+the other way only, from the test process to the candidate process: the job (the first message, read
+before any candidate code runs, :func:`job_message`) and each call whose values marshal keeps exactly
+(:func:`call_message`) go with ``marshal``, several times faster to read than tagged JSON. Values keep their
 exact types: JSON gives ``None``, ``bool``, ``int``, ``float`` (including NaN, infinities and ``-0.0``),
 ``str`` and ``list``; every other type is a tagged object ``{"~": tag, "v": ...}``:
 
