@@ -19,8 +19,10 @@ class Signature:
 
 def signature_from(prompt: str, entry_point: str, first_test: str | None) -> Signature:
     """Name, signature and an example call taken from the first visible test — its expected output is
-    never shown (``assert f(1, 2) == 3`` gives the call ``f(1, 2)``)."""
-    parameters = ""
+    never shown (``assert f(1, 2) == 3`` gives the call ``f(1, 2)``). The parameters are the prompt's
+    ``def`` where it has one (HumanEval); where it has none (MBPP) they come from that call: one name per
+    argument it passes (``arg1, arg2``, and its keywords by name)."""
+    parameters = None
     try:
         for node in ast.walk(ast.parse(prompt)):
             if isinstance(node, ast.FunctionDef) and node.name == entry_point:
@@ -28,31 +30,39 @@ def signature_from(prompt: str, entry_point: str, first_test: str | None) -> Sig
                 break
     except SyntaxError:
         pass
-    example = f"{entry_point}(...)"
-    if first_test:
-        try:
-            tree = ast.parse(first_test.strip())
-        except SyntaxError:
-            tree = None
-        if tree is not None:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point:
-                    example = ast.unparse(node)
-                    break
-    return Signature(entry_point, parameters, example)
+    call = _first_call(first_test, entry_point)
+    if parameters is None:
+        parameters = "" if call is None else ", ".join(
+            [f"arg{index}" for index in range(1, len(call.args) + 1)] + [k.arg for k in call.keywords if k.arg])
+    return Signature(entry_point, parameters, ast.unparse(call) if call is not None else f"{entry_point}(...)")
+
+
+def _first_call(test: str | None, entry_point: str) -> ast.Call | None:
+    if not test:
+        return None
+    try:
+        tree = ast.parse(test.strip())
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point:
+            return node
+    return None
 
 
 def strip_example_calls(code: str, entry_point: str) -> tuple[str, list[str]]:
-    """Delete top-level statements that would run at import: calls (``print(f(3))``, ``f(3)``,
-    ``main()``), assignments from calls, loops, ``input()`` reads and ``if __name__ == "__main__":``
-    blocks. Definitions, imports and constant assignments stay. Returns the code and what was removed."""
+    """Delete the top-level statements that would call the program at import (PyCapsule's example-call
+    detector): bare expression statements that make a call (``f(3)``, ``print(f(3))``, ``main()``), loops
+    and ``with``/``try`` blocks that call the entry point or read ``input()``, and ``if __name__ ==
+    "__main__":`` blocks. Assignments stay, whatever their value calls (``_PAT = re.compile(...)`` is part
+    of the program), as do definitions, imports and docstrings. Returns the code and what was removed."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return code, []
     kept, removed = [], []
     for node in tree.body:
-        if _runs_at_import(node):
+        if _runs_at_import(node, entry_point):
             removed.append(ast.unparse(node).splitlines()[0][:80])
         else:
             kept.append(node)
@@ -62,14 +72,15 @@ def strip_example_calls(code: str, entry_point: str) -> tuple[str, list[str]]:
     return ast.unparse(tree), removed
 
 
-def _runs_at_import(node: ast.stmt) -> bool:
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-        return False
+def _calls(node: ast.AST, names: tuple[str, ...]) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names for n in ast.walk(node))
+
+
+def _runs_at_import(node: ast.stmt, entry_point: str) -> bool:
     if isinstance(node, ast.If) and "__name__" in ast.unparse(node.test):
         return True
-    if isinstance(node, (ast.Expr, ast.For, ast.While, ast.With, ast.Try)):
-        return not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))  # docstrings stay
-    if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        value = node.value
-        return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value))
+    if isinstance(node, ast.Expr):
+        return any(isinstance(n, ast.Call) for n in ast.walk(node.value))  # a docstring or bare constant stays
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try)):
+        return _calls(node, (entry_point, "input"))
     return False

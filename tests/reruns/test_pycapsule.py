@@ -114,12 +114,29 @@ def test_example_call_detector_on_released_analogical_code(data_dir) -> None:
     assert "print(smallest_change" not in stripped and "def smallest_change" in stripped
 
 
-def test_detector_keeps_definitions_imports_constants_and_drops_main_blocks() -> None:
-    code = ("import math\nLIMIT = 10\n\"\"\"doc\"\"\"\ndef f(x):\n    return x\nresult = f(3)\nfor i in range(3):\n"
-            "    print(i)\nif __name__ == '__main__':\n    print(f(input()))\n")
+def test_detector_removes_calls_only_and_keeps_every_assignment() -> None:
+    """#19: an assignment is part of the program whatever it calls (``_PAT = re.compile(...)`` removed used
+    to fail with a NameError); bare call statements, loops that call the function or read input, and
+    ``__main__`` blocks go."""
+    code = ("import math, re\nLIMIT = 10\n_PAT = re.compile('[a-z]+')\n\"\"\"doc\"\"\"\ndef f(x):\n    return _PAT.sub('', x)\n"
+            "result = f('3')\nfor i in range(3):\n    print(i)\nfor s in ['a', 'b']:\n    print(f(s))\n"
+            "f('x')\nmain()\nif __name__ == '__main__':\n    print(f(input()))\n")
     stripped, removed = strip_example_calls(code, "f")
-    assert "import math" in stripped and "LIMIT = 10" in stripped and "def f" in stripped
-    assert len(removed) == 3 and "__name__" not in stripped and "input()" not in stripped
+    for kept in ("import math, re", "LIMIT = 10", "_PAT = re.compile('[a-z]+')", "def f", "result = f('3')",
+                 "for i in range(3):"):
+        assert kept in stripped, kept
+    assert removed == ["for s in ['a', 'b']:", "f('x')", "main()", "if __name__ == '__main__':"]
+
+
+def test_signature_from_the_first_test_where_the_prompt_has_no_def() -> None:
+    """MBPP's prompts have no ``def``: the parameters come from the first test's call, one per argument
+    (#19: it used to print ``Signature: remove_Occ()`` beside a two-argument call)."""
+    signature = signature_from("Write a python function to remove first and last occurrence of a given character.",
+                               "remove_Occ", 'assert remove_Occ("hello","l") == "heo"')
+    assert (signature.parameters, signature.example_call) == ("arg1, arg2", "remove_Occ('hello', 'l')")
+    assert "heo" not in signature.describe()
+    keyword = signature_from("", "f", "assert f(1, key=2) == 3")
+    assert keyword.parameters == "arg1, key"
 
 
 @pytest.mark.parametrize(("task", "label"), [
