@@ -40,6 +40,7 @@ REGISTRY: dict[str, str] = {
     "codesim": "sotacheck.reruns.pipelines.codesim",
     "mapcoder": "sotacheck.reruns.pipelines.mapcoder",
     "gate": "sotacheck.reruns.pipelines.gate",
+    "cot-fewshot": "sotacheck.reruns.pipelines.cot_fewshot",
     "mapcoder@original": "sotacheck.reruns.pipelines.original:MAPCODER",
     "direct@original": "sotacheck.reruns.pipelines.original:DIRECT",
     "cot@original": "sotacheck.reruns.pipelines.original:COT",

@@ -63,7 +63,8 @@ def test_unknown_pipeline_or_parameter_is_an_error() -> None:
 def test_arm_labels_and_columns_come_from_the_typed_parameters() -> None:
     labels = {name: Arm.of(name).name for name in names()}
     assert {n: label for n, label in labels.items() if not n.endswith("@original")} == {
-        "direct": "direct", "cot": "cot", "pycapsule": "pycapsule[max_attempts=5]", "codesim": "codesim[d=5,p=5]",
+        "direct": "direct", "cot": "cot", "cot-fewshot": "cot-fewshot", "pycapsule": "pycapsule[max_attempts=5]",
+        "codesim": "codesim[d=5,p=5]",
         "mapcoder": "mapcoder[k=3,t=5]", "gate": "gate[base=direct,hold_budget=3]"}
     # the authors' own classes (reruns/pipelines/original.py) carry the same typed parameters
     assert labels["mapcoder@original"] == "mapcoder@original[k=3,t=5]"
