@@ -18,9 +18,11 @@ $SOTACHECK judge --dataset humaneval --canonical
 if [[ -f $RUN/store.sqlite ]]; then
   $SOTACHECK resume "$RUN"
 else
-  # Temperature 0.2 so that repeats are real samples; each (problem, repeat, call) has its own seed.
+  # Temperature 0.2 so that repeats are real samples; each (problem, repeat, call) has its own seed. Replies
+  # capped at 768 tokens to keep the demo to minutes on 2 cores (the methods' own default is no cap: the
+  # report's fidelity section shows which replies the cap cut).
   $SOTACHECK rerun --dataset humaneval --pipelines direct,cot,pycapsule,codesim,mapcoder,gate --model local \
-    --limit "$LIMIT" --repeats "$REPEATS" --temperature 0.2 --seed 7 --concurrency 1 --out "$RUN"
+    --limit "$LIMIT" --repeats "$REPEATS" --temperature 0.2 --max-tokens 768 --seed 7 --concurrency 1 --out "$RUN"
 fi
 $SOTACHECK analyze "$RUN" --baseline direct
 $SOTACHECK import mapcoder "$MAPCODER_LOGS" --out runs/mapcoder-he --force
