@@ -12,8 +12,10 @@ when one is passed, or the candidate process breaks the protocol or ends, :class
 **The rule for what is not plain data.** A value the candidate returns that ``_wire`` cannot carry (an
 instance of a class the candidate defined, a generator, a function) stays in the candidate process;
 the test gets a :class:`Remote` handle on it, which it may call, get and set attributes of, iterate,
-index, take ``len``/``repr``/``str``/truth of, and pass back in a call; comparing one with ``==`` or
-asserting it is ``failed`` ("non-plain type"), as comparing such a value was before. The test's own
+index, take ``len``/``repr``/``str`` of, and pass back in a call; comparing one (``==``, ``!=``, ``in`` a
+list) or taking its truth (``assert``, ``if``, ``not``) is ``failed`` ("non-plain type"): its equality and
+truth would be the candidate's to decide. Everything else a test compares was made by this process's own
+decoder, of exact builtin types, so the tests run as written, with no rewrite. The test's own
 objects that are not data (a lambda, an instance of a test-defined class) cannot be sent: the call
 raises ``TypeError``. A mutable argument (``list``, ``dict``, ``set``, ``bytearray``) that the call
 changed is updated in place, after the call, to its new contents; objects nested in it are replaced
@@ -36,12 +38,7 @@ from typing import Any
 import _programs
 import _wire
 from _returns import candidate_exception, checked_frame, compiled_candidate, copy_back, failed_outcome
-from _strict import (
-    STRICT_HELPERS,
-    TEST_FILE,
-    compile_test,
-    register_test_source,
-)
+from _strict import TEST_FILE, compile_test, register_test_source
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 OUTPUT_KEPT = 8192
@@ -96,8 +93,18 @@ class Remote:
     def __contains__(self, item: Any) -> bool:
         return bool(self._ask("contains", item))
 
+    # Comparing a handle, or asserting (taking the truth of) one, is ``failed``: its equality and truth are
+    # the candidate's to decide, so a test may not rely on them. Hashing stays by identity.
+    def __eq__(self, other: object) -> bool:
+        raise AssertionError(f"compared a value of non-plain type {Remote.remote_type_name(self)!r}")
+
+    def __ne__(self, other: object) -> bool:
+        raise AssertionError(f"compared a value of non-plain type {Remote.remote_type_name(self)!r}")
+
+    __hash__ = object.__hash__
+
     def __bool__(self) -> bool:
-        return bool(self._ask("bool"))
+        raise AssertionError(f"truth of a value of non-plain type {Remote.remote_type_name(self)!r}")
 
     def __repr__(self) -> str:
         return str(self._ask("repr")) if self._session.open else f"<{self._type} in the candidate process>"
@@ -335,7 +342,6 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
             exec(_compiled_helpers(job["helpers"]), test_ns)
         except Exception:
             pass  # a prompt whose helpers do not run alone: the tests see the program's versions
-    test_ns.update(STRICT_HELPERS)
     limit = float(job["limits"]["test_timeout_s"])
     for index, source in enumerate(job["tests"]):
         started = time.monotonic()

@@ -31,8 +31,8 @@ objects, ``gc``, builtins, monkey-patched modules, ``sys.exit``/``os._exit``, si
 candidate cannot read expected values from its caller (there is no caller's frame in its process, no test
 in its memory); the prompt's helpers that hidden tests call (``helpers``, given by ``judge_hidden``:
 HumanEval/32's ``poly``) run in the trusted process, so redefining them misleads only the program's own
-code; equality cannot be rigged (``==``, ``!=`` and bare ``assert`` in tests accept only plain
-values, and what comes back is plain data or a handle); an execution is ``passed`` only when the
+code; equality cannot be rigged (what comes back is plain data of exact builtin types, made by the
+trusted side's decoder, or a handle, whose comparison and truth are ``failed``); an execution is ``passed`` only when the
 supervisor ran every test and each passed; as root, no answer key is on the candidate's disk or in its
 environment, nothing it writes or starts survives the execution, and it cannot signal or read the
 judge's processes or the network.
