@@ -86,6 +86,7 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
             if stored_spec is None:
                 store.set_meta("spec", spec.model_dump())
                 store.set_meta("created", time.time())
+            _freeze_sampling(run_dir, spec, store)
             store.set_meta("model_identity", [model.identity, model.endpoint])
             if not replay:  # a replay answers from this run's own store only
                 _attach_reuse(store, reuse)
@@ -100,6 +101,22 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
     finally:
         store.close()
         runner.close()
+
+
+def _freeze_sampling(run_dir: Path, spec: RunSpec, store: RunStore) -> None:
+    """Each arm's sampling, as resolved when the run started (a method's default where the spec sets none), is
+    stored once; a resume that would resolve it otherwise (a sotacheck whose defaults changed) is an error,
+    never a run whose calls were sampled two ways."""
+    now, before = spec.arm_sampling(), store.get_meta("arm_sampling")
+    if before is None:
+        store.set_meta("arm_sampling", now)
+        return
+    changed = [arm for arm in now if arm in before and {k: v for k, v in before[arm].items() if k != "source"}
+               != {k: v for k, v in now[arm].items() if k != "source"}]
+    if changed:
+        raise SotacheckError(f"{run_dir}: arm {changed[0]} started with sampling {before[changed[0]]} but would now get "
+                             f"{now[changed[0]]} (the methods' defaults changed); resume with the sotacheck that "
+                             f"started it, or start a run that sets --temperature, --top-p and --max-tokens")
 
 
 def _record_checkouts(run_dir: Path, spec: RunSpec, store: RunStore) -> None:
@@ -177,7 +194,7 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
         git_revision=store.get_meta("git_revision"), reuse_from=store.get_meta("reuse_from", []),
         leakage_check=leakage_check, created=_created_iso(store.get_meta("created")),
         pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms},
-        arm_sampling=spec.arm_sampling(),
+        arm_sampling=store.get_meta("arm_sampling") or spec.arm_sampling(),
         **({"original_code": checkouts} if checkouts else {}))
     frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest,
                         calls_frame(store))

@@ -91,8 +91,8 @@ class RunSpec(BaseModel):
                               defaults.top_p if self.top_p is None else self.top_p, cap)
 
     def arm_sampling(self) -> dict[str, dict[str, Any]]:
-        """Each arm's sampling and where it comes from (``run.json``'s ``sampling``; ``max_tokens`` "none" is no
-        cap): the method's paper defaults, or the spec for the values it sets."""
+        """Each arm's sampling and where it comes from (``run.json``'s ``arm_sampling``; ``max_tokens`` "none" is
+        no cap): the method's paper defaults, or the spec for the values it sets."""
         recorded = {}
         for arm in self.arms():
             used = self.sampling(arm)

@@ -81,3 +81,20 @@ def test_a_rerun_records_each_arms_sampling_in_run_json_and_each_call(tmp_path: 
     assert samplings == {json.dumps({"max_tokens": None, "stop": [], "temperature": 0.0, "top_p": 0.95}, sort_keys=True)}
     study = sotacheck.analyze([sotacheck.load_run(tmp_path / "run")], resamples=100).studies
     assert len(study) == 1 and "max_tokens=none" in study[0].study.sampling  # both arms: one study
+
+
+def test_a_resume_that_would_sample_otherwise_is_an_error(tmp_path: Path) -> None:
+    """The sampling each arm got at the start is kept: a sotacheck whose defaults changed in between cannot
+    resume the run into calls sampled two ways (simulated by changing the stored record)."""
+    from sotacheck.core.errors import SotacheckError
+    from sotacheck.reruns.store.run_store import RunStore
+
+    spec = {"dataset": "humaneval", "limit": 1, "model": "loopback", "seed": 7, "pipelines": [{"name": "direct"}]}
+    sotacheck.rerun(spec, tmp_path / "run", progress=False)
+    store = RunStore.open(tmp_path / "run")
+    recorded = store.get_meta("arm_sampling")
+    assert recorded["direct"]["top_p"] == 0.95
+    store.set_meta("arm_sampling", {"direct": {**recorded["direct"], "top_p": 1.0}})
+    store.close()
+    with pytest.raises(SotacheckError, match=r"arm direct started with sampling .*'top_p': 1.0"):
+        sotacheck.resume(tmp_path / "run", progress=False)
