@@ -8,7 +8,7 @@ import builtins
 import marshal
 from typing import Any
 
-from _strict import CANDIDATE_FILE, COMPILE_ERRORS, describe, exception_message, own_frames
+from _strict import CANDIDATE_FILE, COMPILE_ERRORS, TEST_FILE, describe, exception_message, own_frames
 
 MAX_PRECOMPILED_CHARS = 200_000
 _TEST_BUILTINS = dict(builtins.__dict__)
@@ -61,6 +61,11 @@ def _status_of(exc: BaseException) -> str:
 def failed_outcome(exc: BaseException, max_chars: int) -> dict[str, Any]:
     """A failed test's status and description; a candidate exception keeps its type, message and frames."""
     frames = own_frames(exc)
+    if _raised_by_assert(exc) and frames:
+        # Shown without the column range the compiler gives an ``assert`` of a comparison: as the feedback
+        # read when tests were rewritten (recorded runs replay only if the feedback pipelines saw stays).
+        file, line, function, text, _, _, _ = frames[-1]
+        frames[-1] = (file, line, function, text, None, None, None)
     remote = getattr(exc, "sotacheck_remote", None)
     if remote is not None:
         type_name, message, candidate_frames = remote
@@ -69,6 +74,17 @@ def failed_outcome(exc: BaseException, max_chars: int) -> dict[str, Any]:
         type_name, message = type(exc).__name__, exception_message(exc)
     return {"status": _status_of(exc), **describe(type_name, message, frames, max_chars,
                                                   type_name == "RecursionError")}
+
+
+def _raised_by_assert(exc: BaseException) -> bool:
+    """An ``AssertionError`` raised by a test's own ``assert`` statement (its innermost frame is the test's),
+    not by a function the test called (a handle's comparison, a helper)."""
+    if type(exc) is not AssertionError or exc.__traceback__ is None:
+        return False
+    tb = exc.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename.startswith(TEST_FILE)
 
 
 def compiled_candidate(code: str) -> bytes | None:

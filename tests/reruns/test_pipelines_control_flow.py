@@ -162,7 +162,7 @@ def test_gate_runs_its_base_with_the_base_pipelines_defaults(problem, tmp_path) 
     ("mapcoder", {"k": 0}, "pipeline 'mapcoder': parameter k: Input should be greater than or equal to 1"),
     ("gate", {"hold_budget": -1}, "pipeline 'gate': parameter hold_budget: Input should be greater than or equal to 0"),
     ("gate", {"base": "gate"}, "pipeline 'gate': parameter base: must be one of direct, cot, pycapsule, codesim, "
-                               "mapcoder, got 'gate'"),
+                               "mapcoder, cot-fewshot, got 'gate'"),
     ("gate", {"base": "nope"}, "pipeline 'gate': parameter base: must be one of"),
     ("pycapsule", {"max_attempts": "many"}, "pipeline 'pycapsule': parameter max_attempts: Input should be a valid integer"),
     ("pycapsule", {"max_attempts": "5"}, "pipeline 'pycapsule': parameter max_attempts: Input should be a valid integer"),
