@@ -47,7 +47,8 @@ def _conditions(runs: list[Run]) -> dict[str, tuple[object, ...]]:
         label = cells["label"].iloc[0]
         if manifest.model_identity is not None:
             model = (manifest.model_identity.model, manifest.model_identity.endpoint)
-            sampling = tuple((manifest.spec or {}).get(k) for k in ("temperature", "top_p", "max_tokens"))
+            recorded = manifest.arm_sampling.get(label) or manifest.spec or {}  # per arm since #19
+            sampling = tuple(recorded.get(k) for k in ("temperature", "top_p", "max_tokens"))
         else:
             entry = next(f for f in manifest.files if f["arm"] == label)
             model = (entry["model"], None)
@@ -65,7 +66,10 @@ def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> 
         assert conditions[c.a] == conditions[c.b], (c.a, c.b)
         assert c.study == c.family
     by_study = {s.study.id: s for s in result.studies}
-    assert len(by_study) == 5
+    assert len(by_study) == 6
+    # the APPS rerun, at the methods' paper sampling (no reply cap), is a study of its own
+    apps = next(s for s in result.studies if s.study.dataset == "apps")
+    assert "top_p=0.95, max_tokens=none" in apps.study.sampling and apps.study.n_problems == 10
     # the temperature-0.8 sweep is a study of its own, never paired with a temperature-0 arm
     hot = [s for s in result.studies if "temperature=0.8" in s.study.sampling]
     assert len(hot) == 1 and all(a.startswith("sweep-pycapsule-attempts-t08") for a in hot[0].study.arms)

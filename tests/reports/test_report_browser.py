@@ -86,12 +86,13 @@ def test_report_offline_in_chromium(report, browser) -> None:
     # a study's figures fit in about one screen (the window is 900 px tall)
     heights = browser.execute_script("return Array.from(document.querySelectorAll('section.study .figures')).map("
                                      "s => s.getBoundingClientRect().height);")
-    assert len(heights) == 5 and max(heights) <= 900, heights
+    assert len(heights) == 6 and max(heights) <= 900, heights
     text = browser.execute_script("return document.body.innerText")
-    for heading in ("Summary", "Published claims", "Study S1: humaneval, 20 problems", "Study S5: humaneval, 164 problems",
-                    "Sensitivity sweeps", "Debug decay", "Provenance"):
+    for heading in ("Summary", "Published claims", "Study S1: apps, 10 problems", "Study S2: humaneval, 20 problems",
+                    "Study S6: humaneval, 164 problems", "Sensitivity sweeps", "Debug decay",
+                    "Fidelity to the methods", "Provenance"):
         assert heading in text
-    assert text.count("Model @ endpoint") == 5 + 1 and "ChatGPT @ not recorded" in text  # 5 studies + provenance
+    assert text.count("Model @ endpoint") == 6 + 1 and "ChatGPT @ not recorded" in text  # 6 studies + provenance
     assert "Paired comparisons against direct (Holm within S1)" in text
     assert "no problem was first solved by a repair attempt" in text  # the recorded 0.5B run's PyCapsule
     metrics = browser.execute_cdp_cmd("Page.getLayoutMetrics", {})
