@@ -16,7 +16,7 @@ read-only, ``/etc/ld.so.cache`` and ``/etc/localtime``, ``/dev/{null,zero,full,r
 empty working directory ``/candidate`` and ``/tmp`` (each a size-capped tmpfs, replaced by a fresh one
 after any execution that changed it). Each candidate process ``chroot``s into it and drops every
 capability with its uid. Not there: ``/proc``, ``/sys``, ``/home``, ``/root`` (but the interpreter
-under it), ``/etc``, the project's and ``../shared``'s files, the compiled-test cache, other packages'
+under it), ``/etc``, the project's files and any data beside its checkout, the compiled-test cache, other packages'
 benchmark data (``HIDDEN_PACKAGE_DATA`` and any ``<package>/data`` directory holding ``.jsonl``/
 ``.parquet`` files in site-packages are covered by empty mounts). System V IPC objects are removed
 after each execution; POSIX message queues are refused by ``RLIMIT_MSGQUEUE``.

@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 
 import _wire
 from _outputs import PROGRAM_TEST_PREFIX, accepted, decode_output, normalise_text
-from _returns import compiled_candidate
+from _returns import load_candidate
 from _strict import CANDIDATE_FILE, describe, exception_message, own_frames
 
 _REQUEST_BYTES = 256 * 1024 * 1024
@@ -67,16 +67,9 @@ def run_program_job(job: dict[str, Any], session: Any,
                  "message": "a program job runs exactly one test", "feedback": None}], True, None
     test = json.loads(job["tests"][0][len(PROGRAM_TEST_PREFIX):])
     session.keep_output = int(limits["max_output_bytes"])  # the whole stdout is the answer
-    message = {key: job.get(key) for key in ("code", "limits", "uid", "isolate_network")}
-    message.update(mode="program", entry_point=None, compiled=compiled_candidate(job["code"]))
-    session.send(_wire.job_message(message))
-    loaded = session.receive()
-    if not isinstance(loaded, list) or not loaded or loaded[0] not in ("loaded", "load_error"):
-        raise session.end(["error", "the candidate process did not report its loading", "ProtocolError"])
-    if loaded[0] == "load_error":
-        status = loaded[1] if loaded[1] in ("error", "memory_exceeded") else "error"
-        return [{"event": "loaded", "status": status, **loaded[2]}], True, None
-    events: list[dict[str, Any]] = [{"event": "loaded", "status": "ok"}]
+    names, events = load_candidate(session, job, mode="program", entry_point=None)
+    if names is None:
+        return events, True, None
     stdin = normalise_text(str(test["input"]))
     started = time.monotonic()
     session.test_deadline, session.where = started + float(limits["test_timeout_s"]), "test 0"

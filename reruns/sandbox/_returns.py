@@ -8,6 +8,7 @@ import builtins
 import marshal
 from typing import Any
 
+import _wire
 from _strict import CANDIDATE_FILE, COMPILE_ERRORS, TEST_FILE, describe, exception_message, own_frames
 
 MAX_PRECOMPILED_CHARS = 200_000
@@ -85,6 +86,21 @@ def _raised_by_assert(exc: BaseException) -> bool:
     while tb.tb_next is not None:
         tb = tb.tb_next
     return tb.tb_frame.f_code.co_filename.startswith(TEST_FILE)
+
+
+def load_candidate(session: Any, job: dict[str, Any], **fields: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """Send the candidate process its job (the program compiled here, its limits and uid, and ``fields``) and
+    read its loading report: (the names it defined, the "loaded" event), or (None, the load-error event)."""
+    message = {key: job.get(key) for key in ("code", "entry_point", "limits", "uid", "isolate_network")}
+    message.update(fields, compiled=compiled_candidate(job["code"]))
+    session.send(_wire.job_message(message))
+    loaded = session.receive()
+    if not isinstance(loaded, list) or not loaded or loaded[0] not in ("loaded", "load_error"):
+        raise session.end(["error", "the candidate process did not report its loading", "ProtocolError"])
+    if loaded[0] == "load_error":
+        status = loaded[1] if loaded[1] in ("error", "memory_exceeded") else "error"
+        return None, [{"event": "loaded", "status": status, **loaded[2]}]
+    return loaded[1], [{"event": "loaded", "status": "ok"}]
 
 
 def compiled_candidate(code: str) -> bytes | None:

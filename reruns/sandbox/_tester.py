@@ -37,7 +37,7 @@ from typing import Any
 
 import _programs
 import _wire
-from _returns import candidate_exception, checked_frame, compiled_candidate, copy_back, failed_outcome
+from _returns import candidate_exception, checked_frame, copy_back, failed_outcome, load_candidate
 from _strict import TEST_FILE, compile_test, register_test_source
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
@@ -322,19 +322,12 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
     if _programs.is_program_job(job["tests"]):
         return _programs.run_program_job(job, session, Abort)
     max_chars = int(job["limits"]["max_feedback_chars"])
-    message = {key: job.get(key) for key in ("code", "entry_point", "limits", "uid", "isolate_network")}
-    message["compiled"] = compiled_candidate(job["code"])
-    session.send(_wire.job_message(message))
-    loaded = session.receive()
-    if not isinstance(loaded, list) or not loaded or loaded[0] not in ("loaded", "load_error"):
-        raise session.end(["error", "the candidate process did not report its loading", "ProtocolError"])
-    if loaded[0] == "load_error":
-        status = loaded[1] if loaded[1] in ("error", "memory_exceeded") else "error"
-        return [{"event": "loaded", "status": status, **loaded[2]}], True, None
-    events: list[dict[str, Any]] = [{"event": "loaded", "status": "ok"}]
+    names, events = load_candidate(session, job)
+    if names is None:
+        return events, True, None
     test_ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": _TEST_BUILTINS}
     entry_point = job.get("entry_point")
-    for name, value in loaded[1]:
+    for name, value in names:
         if name == entry_point or (not name.startswith("__") and name not in _TEST_BUILTINS):
             test_ns[name] = value
     if job.get("helpers"):

