@@ -21,6 +21,7 @@ from typing import IO, Any
 from sotacheck.core.errors import SotacheckError, UsageError
 from sotacheck.reruns.context import CellError, PipelineContext
 from sotacheck.reruns.original.checkout import OriginalClass, require_class, source_dir
+from sotacheck.reruns.pipelines.feedback import sample_test_verdicts
 
 CHILD = Path(__file__).with_name("_child.py")
 LANGUAGE = "Python3"  # their main.py's default, the language of every published Python run
@@ -118,9 +119,7 @@ async def _converse(ctx: PipelineContext, proc: asyncio.subprocess.Process, job:
                         "completion_tokens": ctx.accounting.completion_tokens - completion_before})
         elif op == "run_visible":
             result = await ctx.run_visible_tests(message["code"])
-            tests = range(len(ctx.problem.visible_tests))
-            passed = [result.passed or any(t.index == i and t.status == "passed" for t in result.tests) for i in tests]
-            await send({"op": "verdicts", "passed": passed})
+            await send({"op": "verdicts", "passed": sample_test_verdicts(result, len(ctx.problem.visible_tests))})
         elif op == "run_visible_io":
             await send(await _execeval_results(ctx, message["code"]))
         elif op == "final":

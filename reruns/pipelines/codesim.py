@@ -1,18 +1,20 @@
-"""CodeSim (arXiv 2502.05664; public code kagnlp/CodeGenerator, CodeSIM.py): simulation-driven planning
-and debugging.
+"""CodeSim (arXiv 2502.05664; public code kagnlp/CodeGenerator, ``src/promptings/CodeSIM.py``): simulation-driven
+planning and debugging, in the released code's structure; the prompts are sotacheck's own.
 
     for i in 1..p:
-        plan ← plan(problem, one recalled example)
-        verdict ← simulate(problem, plan)            # hand-trace a sample input through the plan
-        if verdict says "plan modification needed": plan ← refine(problem, plan, verdict)   # not re-simulated
+        plan ← the "### Plan" section of plan(problem)   # the reply also recalls a problem and an algorithm
+        verdict ← simulate(problem, plan)                 # hand-trace a sample input through the plan
+        if verdict has "Plan Modification Needed" and not "No Plan Modification Needed":
+            plan ← refine(problem, plan, verdict)         # the whole reply; not re-simulated
         code ← code(problem, plan)
-        if visible tests pass: return code           # recorded as (plan i, debug 0)
+        if the sample tests pass: return code             # recorded as (plan i, debug 0)
         for j in 1..d:
-            code ← debug(problem, plan, code, the failed visible tests only)   # simulates a failing input
-            if visible tests pass: return code       # recorded as (plan i, debug j)
+            code ← debug(problem, plan, code, the failed sample tests only)   # no traceback
+            if the sample tests pass: return code         # recorded as (plan i, debug j)
     return the last code
 
-Calls per problem: at least 3, at most p·(4 + d). Defaults p = d = 5.
+Calls per problem: at least 3, at most p·(4 + d). Defaults p = d = 5. Code is read from a reply as the
+released parser reads it (:func:`reply_code`). Differences that remain are listed in docs/fidelity.md.
 """
 
 from __future__ import annotations
@@ -21,8 +23,8 @@ from pydantic import Field
 
 from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
-from sotacheck.reruns.pipelines.code import last_code_block
-from sotacheck.reruns.pipelines.feedback import process_error
+from sotacheck.reruns.pipelines.code import reply_code
+from sotacheck.reruns.pipelines.feedback import sample_test_report
 from sotacheck.reruns.pipelines.registry import CODESIM_SAMPLING, Pipeline, PipelineParams
 from sotacheck.reruns.pipelines.task import quote, unit
 
@@ -30,37 +32,52 @@ SYSTEM = "You are an expert competitive programmer who plans carefully and check
 
 
 def planning_prompt(problem: ProblemView) -> str:
-    return (f"Problem:\n{quote(problem)}\n\nFirst recall one relevant problem you know (describe it "
-            "and how it is solved in a few lines). Then write a numbered, step-by-step plan to solve the problem "
-            "above. Do not write code yet.")
+    return (f"Problem:\n{quote(problem)}\n\nAnswer in four sections. '### Understanding': what the problem asks. "
+            "'### Recalled problem': one relevant, different problem you know, how its Python solution works step by "
+            "step, and its algorithm. '### Algorithm': the algorithm that suits the problem above, with what to watch "
+            "for. '### Plan': a detailed, numbered, step-by-step plan for the problem above. Do not write code.")
+
+
+def plan_of(reply: str) -> str:
+    """The plan a planning reply gives: from its last ``### Plan`` on, as the released code keeps it (the
+    understanding, recalled problem and algorithm go no further); a reply without one is the plan whole."""
+    at = reply.rfind("### Plan")
+    return f"### Plan\n\n{reply}" if at < 0 else reply[at:]
+
+
+def with_plan(problem: ProblemView, plan: str) -> str:
+    return f"Problem:\n{quote(problem)}\n\n{plan}"
 
 
 def simulation_prompt(problem: ProblemView, plan: str) -> str:
-    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nTake one example input from the "
-            "problem statement and trace the plan on it step by step, by hand. Compare the result with the "
-            "expected output. End with exactly one line: 'No Need to Modify Plan' if the plan is correct, or "
-            "'Plan Modification Needed' if it is not.")
+    return (f"{with_plan(problem, plan)}\n\nTake one sample input from the problem statement and apply the plan "
+            "to it step by step, by hand, without writing code. Compare the result with the expected output. Then "
+            "give your verdict: write 'No Need to Modify Plan' if the plan works, or 'Plan Modification Needed' "
+            "if it does not.")
 
 
 def refine_prompt(problem: ProblemView, plan: str, simulation: str) -> str:
-    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nSimulation of the plan:\n{simulation}"
-            "\n\nThe simulation found a problem. Write a corrected, numbered plan. Do not write code.")
+    return (f"{with_plan(problem, plan)}\n\nA simulation of this plan found it wrong:\n{simulation}\n\nWrite a "
+            "corrected, detailed, numbered plan for the problem, each step following from the one before. Only the "
+            "plan: no explanation and no code.")
 
 
 def coding_prompt(problem: ProblemView, plan: str) -> str:
-    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nImplement the plan. Give the complete "
-            f"{unit(problem)} (with any imports it needs) in one ```python code block.")
+    return (f"{with_plan(problem, plan)}\n\nImplement the plan. Give the complete {unit(problem)} (with any imports "
+            "it needs) in one ```python code block, with no explanation.")
 
 
 def debug_prompt(problem: ProblemView, plan: str, code: str, failures: str) -> str:
-    return (f"Problem:\n{quote(problem)}\n\nPlan:\n{plan}\n\nCode:\n```python\n{code}\n```\n\n"
-            f"It fails these tests:\n{failures}\n\nSimulate the code by hand on the failing input, write short notes "
-            f"on where it goes wrong, then give the complete corrected {unit(problem)} in one ```python code block.")
+    return (f"{with_plan(problem, plan)}\n\nThis code is wrong:\n```python\n{code}\n```\n\nIt fails these "
+            f"tests:\n{failures}\n\nTake a failing test, trace its input through the plan and the code by hand, "
+            "and note whether the plan or its translation into code is wrong and how to correct it. Then give the "
+            f"complete corrected {unit(problem)} in one ```python code block, with no test code in it.")
 
 
 def needs_modification(simulation: str) -> bool:
-    text = simulation.lower()
-    return "modification needed" in text and "no need to modify" not in text
+    """The released code's rule, exactly: the reply contains ``Plan Modification Needed`` (that case) and not
+    ``No Plan Modification Needed``; every other wording keeps the plan."""
+    return "Plan Modification Needed" in simulation and "No Plan Modification Needed" not in simulation
 
 
 class Params(PipelineParams):
@@ -70,36 +87,32 @@ class Params(PipelineParams):
 
 async def run(ctx: PipelineContext, params: Params) -> None:
     problem = ctx.problem
-    p, d = params.p, params.d
-    code: str | None = None
-    for i in range(p):
+    code = ""
+    for i in range(params.p):
         with ctx.scope("plan", i):
-            plan = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(problem))], stage="plan")
+            reply = await ctx.chat([("system", SYSTEM), ("user", planning_prompt(problem))], stage="plan")
+            plan = plan_of(reply)
             simulation = await ctx.chat([("system", SYSTEM), ("user", simulation_prompt(problem, plan))],
                                         stage="simulate")
             if needs_modification(simulation):
                 plan = await ctx.chat([("system", SYSTEM), ("user", refine_prompt(problem, plan, simulation))],
                                       stage="refine")
             reply = await ctx.chat([("system", SYSTEM), ("user", coding_prompt(problem, plan))], stage="code")
-            code = last_code_block(reply) or code
-            for j in range(d + 1):
-                if code is not None:
-                    result = await ctx.run_visible_tests(code)
-                    if result.passed:
-                        ctx.state.record["returned_at"] = {"plan": i + 1, "debug": j}
-                        ctx.submit(code)
-                        return
-                    failures = process_error(result, problem.visible_tests).render()
-                else:
-                    failures = "The reply contained no ```python code block."
-                if j == d:
-                    break
-                reply = await ctx.chat([("system", SYSTEM),
-                                        ("user", debug_prompt(problem, plan, code or "", failures))],
-                                       stage="debug")
-                code = last_code_block(reply) or code
-    ctx.state.record["returned_at"] = {"plan": p, "debug": d, "exhausted": True}
-    ctx.submit(code, f"no plan passed the visible tests (p={p}, d={d})" if code else "no code block in any reply")
+            code = reply_code(reply, f"the coding reply of plan {i + 1}")
+            failures = ""
+            for j in range(params.d + 1):
+                if j > 0:
+                    reply = await ctx.chat([("system", SYSTEM),
+                                            ("user", debug_prompt(problem, plan, code, failures))], stage="debug")
+                    code = reply_code(reply, f"debugging reply {j} of plan {i + 1}")
+                result = await ctx.run_visible_tests(code)
+                if result.passed:
+                    ctx.state.record["returned_at"] = {"plan": i + 1, "debug": j}
+                    ctx.submit(code)
+                    return
+                failures = sample_test_report(result, problem.visible_tests, failed_only=True)
+    ctx.state.record["returned_at"] = {"plan": params.p, "debug": params.d, "exhausted": True}
+    ctx.submit(code, f"no plan passed the visible tests (p={params.p}, d={params.d})")
 
 
 PIPELINE = Pipeline("codesim", Params, run, sampling=CODESIM_SAMPLING)

@@ -50,3 +50,28 @@ def process_error(result: ExecutionResult, visible_tests: tuple[str, ...], max_c
     if len(message) > max_chars:
         message = message[: max_chars // 2] + "\n... [truncated] ...\n" + message[-max_chars // 2:]
     return ProcessedError(label, message)
+
+
+def sample_test_verdicts(result: ExecutionResult, count: int) -> list[bool]:
+    """Whether each of ``count`` visible tests passed; a test the execution never reached did not."""
+    if result.passed:
+        return [True] * count
+    passed = {test.index for test in result.tests if test.status == "passed"}
+    return [index in passed for index in range(count)]
+
+
+def sample_test_report(result: ExecutionResult, visible_tests: tuple[str, ...], *, failed_only: bool) -> str:
+    """The sample-test report MapCoder's and CodeSim's released loops give their model, in sotacheck's words:
+    one line per test saying whether it passed (MapCoder) or only the tests that failed (CodeSim), and no
+    traceback. A program test also shows what the program printed."""
+    outputs = {test.index: test.output for test in result.tests}
+    lines = []
+    for index, (test, passed) in enumerate(zip(visible_tests, sample_test_verdicts(result, len(visible_tests)),
+                                               strict=True)):
+        if passed and failed_only:
+            continue
+        line = f"{'Passed' if passed else 'Failed'}: {test.strip()}"
+        if not passed and outputs.get(index) is not None:
+            line += f"\nActual output:\n{str(outputs[index]).rstrip()}"
+        lines.append(line)
+    return "\n".join(lines) if lines else "(no sample test failed)"

@@ -169,7 +169,8 @@ class ScriptedModel:
                 problems = "".join(f"<problem><description>EXDESC-{i}</description><code>EXCODE-{i}</code>"
                                    f"<planning>EXPLAN-{i}</planning></problem>" for i in range(k))
                 return f"<root>{problems}<algorithm>{TUTORIAL}</algorithm></root>"
-            sections = "".join(f"## Example {i + 1}\nEXDESC-{i}\nEXPLAN-{i}\nEXCODE-{i}\n" for i in range(k))
+            sections = "".join(f"## Example {i + 1}\n### Description\nEXDESC-{i}\n### Code\n```python\nEXCODE-{i}\n```\n"
+                               f"### Plan\nEXPLAN-{i}\n" for i in range(k))
             return f"{sections}## Algorithm\n{TUTORIAL}"
         if self.stage == "plan":
             return f"PLAN-{_EXEMPLAR.findall(prompt)[-1]}"

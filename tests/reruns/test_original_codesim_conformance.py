@@ -4,8 +4,9 @@ and our re-implementation (``codesim``) driven through the same scripted scenari
 Expected counts come from the released loop: per plan attempt a planning call, a simulation, a refinement
 when the simulation's reply contains the exact phrase ``Plan Modification Needed`` and not ``No Plan
 Modification Needed``, a coding call, then up to d debugging calls, the code tested after the coding call and
-after each debugging call; the first passing code is returned, else the last. Where ours differs the test
-asserts each side's measured value and points at docs/fidelity.md. A scripted model drives control flow only.
+after each debugging call; the first passing code is returned, else the last. Both implementations are
+asserted to agree on every scenario: calls, stages, tests, return point, final code, what each stage is given.
+A scripted model drives control flow only.
 """
 
 from __future__ import annotations
@@ -49,15 +50,15 @@ def test_calls_tests_and_return_point_on_the_grid(problem, pool, tmp_path, p, d)
         assert (theirs.submitted or "").strip() == (mine.submitted or "").strip()
 
 
-# phrase → (theirs refines, ours refines), as measured; the rows that differ are in docs/fidelity.md ("verdict")
+# phrase → refines, by the released rule (case-sensitive; ``No Plan Modification Needed`` vetoes)
 VERDICTS = {
-    "No Need to Modify Plan": (False, False),
-    "Plan Modification Needed": (True, True),
-    "**Plan Modification Needed**": (True, True),
-    "No Plan Modification Needed": (False, True),
-    "plan modification needed": (False, True),
-    "Plan modification needed": (False, True),
-    "No Need to Modify Plan. (Earlier: Plan Modification Needed.)": (True, False),
+    "No Need to Modify Plan": False,
+    "Plan Modification Needed": True,
+    "**Plan Modification Needed**": True,
+    "No Plan Modification Needed": False,
+    "plan modification needed": False,
+    "Plan modification needed": False,
+    "No Need to Modify Plan. (Earlier: Plan Modification Needed.)": True,
 }
 
 
@@ -65,45 +66,50 @@ def test_verdict_phrases(problem, pool, tmp_path) -> None:
     cases = [Scenario(phrase, (None, None), verdict=phrase) for phrase in VERDICTS]
     original = run_scenarios(problem, pool, tmp_path / "o", "codesim@original", {"p": 2, "d": 1}, cases)
     ours = run_scenarios(problem, pool, tmp_path / "m", "codesim", {"p": 2, "d": 1}, cases)
-    for (phrase, (theirs_refine, ours_refine)), theirs, mine in zip(VERDICTS.items(), original, ours, strict=True):
-        assert (theirs.count("refine"), len(theirs.calls)) == (2 * theirs_refine, released_calls(2, 1, None, theirs_refine))
-        assert (mine.count("refine"), len(mine.calls)) == (2 * ours_refine, released_calls(2, 1, None, ours_refine)), phrase
+    for (phrase, refines), theirs, mine in zip(VERDICTS.items(), original, ours, strict=True):
+        for trace in (theirs, mine):
+            assert (trace.count("refine"), len(trace.calls)) == (2 * refines, released_calls(2, 1, None, refines)), phrase
+        assert theirs.stages == mine.stages, phrase
 
 
 def test_fences(problem, pool, tmp_path) -> None:
     cases = [Scenario("bare code, passing", (0, None), first_fence="none"),
              Scenario("unclosed fence", (0, None), first_fence="unclosed")]
-    bare, unclosed = run_scenarios(problem, pool, tmp_path / "o", "codesim@original", {"p": 2, "d": 2}, cases)
-    assert (len(bare.calls), bare.returned_code) == (3, (0, 0))  # theirs runs the bare reply as code
-    assert unclosed.error is not None and "IndexError" in unclosed.error and "parse.py" in unclosed.error
-    bare, unclosed = run_scenarios(problem, pool, tmp_path / "m", "codesim", {"p": 2, "d": 2}, cases)
-    for trace in (bare, unclosed):  # ours finds no code block, debugs once
-        assert trace.error is None and (len(trace.calls), trace.returned_code) == (4, (0, 1))
+    original = run_scenarios(problem, pool, tmp_path / "o", "codesim@original", {"p": 2, "d": 2}, cases)
+    ours = run_scenarios(problem, pool, tmp_path / "m", "codesim", {"p": 2, "d": 2}, cases)
+    for bare, unclosed in (original, ours):
+        assert (bare.error, len(bare.calls), bare.returned_code) == (None, 3, (0, 0))  # the bare reply is the code
+        assert unclosed.error is not None and len(unclosed.calls) == 3 and unclosed.submitted is None
+    assert (original[0].submitted or "").strip() == (ours[0].submitted or "").strip()
+    assert "IndexError" in original[1].error and "parse.py" in original[1].error
+    assert "never closes" in ours[1].error and "the coding reply of plan 1" in ours[1].error
 
 
 def stage_inputs(trace: Trace, problem) -> dict[str, bool]:
     debug = trace.prompts("debug")
     return {
+        "simulation sees the plan": all("PLAN-" in p for p in trace.prompts("simulate")),
         "simulation sees the plan reply's preamble": any("PREAMBLE-" in p for p in trace.prompts("simulate")),
         "code sees the plan reply's preamble": any("PREAMBLE-" in p for p in trace.prompts("code")),
         "code sees sample tests": all(problem.visible_tests[1] in p for p in trace.prompts("code")),
+        "debug sees the plan": all("PLAN-" in p for p in debug),
         "debug lists the passing test": all(problem.visible_tests[0] in p for p in debug),
         "debug lists the failing test": all(problem.visible_tests[1] in p for p in debug),
-        "debug has a traceback": any("AssertionError" in p for p in debug),
+        "debug has a traceback": any("AssertionError" in p or "Traceback" in p for p in debug),
         "debug sees the previous debug reply": all("IMPNOTE-" in p for p in debug[1:2]),
     }
 
 
 def test_what_each_stage_is_given(problem, pool, tmp_path) -> None:
-    cases = [Scenario("never", (None, None))]
-    (theirs,) = run_scenarios(problem, pool, tmp_path / "o", "codesim@original", {"p": 2, "d": 2}, cases)
-    (mine,) = run_scenarios(problem, pool, tmp_path / "m", "codesim", {"p": 2, "d": 2}, cases)
-    assert stage_inputs(theirs, problem) == {
-        "simulation sees the plan reply's preamble": False, "code sees the plan reply's preamble": False,
-        "code sees sample tests": False, "debug lists the passing test": False, "debug lists the failing test": True,
-        "debug has a traceback": False, "debug sees the previous debug reply": False}
-    # ours (docs/fidelity.md, CodeSim "stage inputs"): the whole plan reply is the plan; a traceback in debugging
-    assert stage_inputs(mine, problem) == {
-        "simulation sees the plan reply's preamble": True, "code sees the plan reply's preamble": True,
-        "code sees sample tests": False, "debug lists the passing test": False, "debug lists the failing test": True,
-        "debug has a traceback": True, "debug sees the previous debug reply": False}
+    cases = [Scenario("never", (None, None)), Scenario("refined", (None, None), verdict="Plan Modification Needed")]
+    original = run_scenarios(problem, pool, tmp_path / "o", "codesim@original", {"p": 2, "d": 2}, cases)
+    ours = run_scenarios(problem, pool, tmp_path / "m", "codesim", {"p": 2, "d": 2}, cases)
+    expected = {
+        "simulation sees the plan": True, "simulation sees the plan reply's preamble": False,
+        "code sees the plan reply's preamble": False, "code sees sample tests": False, "debug sees the plan": True,
+        "debug lists the passing test": False, "debug lists the failing test": True, "debug has a traceback": False,
+        "debug sees the previous debug reply": False}
+    for theirs, mine in zip(original, ours, strict=True):
+        assert stage_inputs(theirs, problem) == stage_inputs(mine, problem) == expected
+        assert theirs.stages == mine.stages
+        assert all("REFINED" in p for p in mine.prompts("code")) == all("REFINED" in p for p in theirs.prompts("code"))

@@ -56,11 +56,11 @@ def test_codesim_moves_to_the_next_plan_after_d_failed_debugs(problem, tmp_path)
     plans = iter(["PLAN-A", "PLAN-B"])
 
     def answer(prompt: str, n: int) -> str:
-        if prompt.startswith("Problem:") and "recall one relevant problem" in prompt:
+        if "Answer in four sections" in prompt:
             return next(plans)
-        if "trace the plan" in prompt:
+        if "apply the plan to it step by step" in prompt:
             return "Traced.\nNo Need to Modify Plan" if "PLAN-A" in prompt else "Wrong.\nPlan Modification Needed"
-        if "Write a corrected, numbered plan" in prompt:
+        if "A simulation of this plan found it wrong" in prompt:
             return "PLAN-B-REFINED"
         if "Implement the plan" in prompt:
             return RIGHT if "PLAN-B-REFINED" in prompt else WRONG
@@ -76,7 +76,7 @@ def test_codesim_moves_to_the_next_plan_after_d_failed_debugs(problem, tmp_path)
 
 
 def test_codesim_call_bound_when_nothing_passes(problem, tmp_path) -> None:
-    router = Router(lambda prompt, n: "Plan Modification Needed" if "trace the plan" in prompt else WRONG)
+    router = Router(lambda prompt, n: "Plan Modification Needed" if "apply the plan to it" in prompt else WRONG)
     ctx = run(problem, "codesim", {"p": 2, "d": 1}, router, tmp_path)
     assert ctx.accounting.calls == 2 * (4 + 1)
     assert ctx.state.record["returned_at"]["exhausted"] is True
@@ -88,18 +88,18 @@ def test_mapcoder_tries_plans_in_confidence_order(problem, tmp_path) -> None:
     def answer(prompt: str, n: int) -> str:
         if "Recall 3 relevant and distinct problems" in prompt:
             return "## Example 1\nzero\n## Example 2\none\n## Example 3\ntwo\n## Algorithm\nmodular arithmetic"
-        if prompt.startswith("A solved example:"):
-            return {"zero": "PLAN-0", "one": "PLAN-1", "two": "PLAN-2"}[prompt.split("\n")[2].strip()]
+        if prompt.startswith("A solved problem:"):
+            return {"zero": "PLAN-0", "one": "PLAN-1", "two": "PLAN-2"}[prompt.split("\n")[1].strip()]
         if "How confident" in prompt:
             plan = next(p for p in confidence if p in prompt)
             return f"Looks fine.\nConfidence: {confidence[plan]}"
-        if "Write the complete function following the plan" in prompt:
+        if "complete function that follows the plan" in prompt:
             return RIGHT if "PLAN-2" in prompt else WRONG
         return WRONG  # debugging never helps
 
     router = Router(answer)
     ctx = run(problem, "mapcoder", {"k": 3, "t": 1}, router, tmp_path)
-    coding = [p for p in router.prompts if "Write the complete function following the plan" in p]
+    coding = [p for p in router.prompts if "complete function that follows the plan" in p]
     assert ["PLAN-1" in coding[0], "PLAN-2" in coding[1]] == [True, True]
     assert ctx.state.record["plan_order"] == [{"exemplar": 1, "confidence": 90}, {"exemplar": 2, "confidence": 50},
                                               {"exemplar": 0, "confidence": 20}]
@@ -200,3 +200,15 @@ def test_a_pipeline_sees_no_hidden_tests_and_no_canonical_solution(data_dir, dat
     private = [test.strip() for test in full.hidden_tests if test.strip() not in public]
     assert private and not any(test in repr(view) for test in private)
     assert full.canonical_solution and full.canonical_solution.strip() not in repr(view)
+
+
+def test_mapcoder_reads_exemplar_parts_and_ignores_headings_inside_code() -> None:
+    from sotacheck.reruns.pipelines.mapcoder import Exemplar, split_retrieval
+
+    reply = ("## Example 1\n### Description\nSum a list.\n### Code\n```python\n# Plan: loop\ndef f(xs):\n"
+             "    # Algorithm: add\n    return sum(xs)\n```\n### Plan\n1. add them\n"
+             "## Example 2\nCount words; split on spaces.\n```python\nlen(s.split())\n```\n"
+             "## Algorithm\nLinear scans.")
+    exemplars, tutorial = split_retrieval(reply)
+    assert exemplars == [Exemplar("Sum a list.", "1. add them"), Exemplar("Count words; split on spaces.", "")]
+    assert tutorial == "Linear scans."
