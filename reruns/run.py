@@ -80,6 +80,7 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
         elif stored_spec is not None and RunSpec.model_validate(stored_spec) != spec:
             raise SotacheckError(f"{run_dir} already holds a run with a different spec; use `sotacheck resume` or "
                                  f"another --out")
+        _check_revisions(run_dir, spec, store, replay)
         dataset = load_dataset(spec.dataset, spec.data_dir).head(spec.limit)
         identity = store.get_meta("model_identity")
         async with open_model(spec, tuple(identity) if identity else None, replay, server_log) as model:
@@ -117,6 +118,29 @@ def _freeze_sampling(run_dir: Path, spec: RunSpec, store: RunStore) -> None:
         raise SotacheckError(f"{run_dir}: arm {changed[0]} started with sampling {before[changed[0]]} but would now get "
                              f"{now[changed[0]]} (the methods' defaults changed); resume with the sotacheck that "
                              f"started it, or start a run that sets --temperature, --top-p and --max-tokens")
+
+
+def _check_revisions(run_dir: Path, spec: RunSpec, store: RunStore, replay: bool) -> None:
+    """The revision of each pipeline the run runs (``Pipeline.revision``), stored when the run starts. A resume
+    or replay under a sotacheck whose pipeline has another revision is a one-line error before the model starts:
+    the stored calls were made by the other revision and would not answer. A store from before revisions were
+    kept, with calls in it, was made by each pipeline's first revision."""
+    now, before = spec.pipeline_revisions(), store.get_meta("pipeline_revisions")
+    if before is None and not store.counts():
+        store.set_meta("pipeline_revisions", now)
+        return
+    recorded = before or dict.fromkeys(now, 1)
+    stale = [name for name in now if recorded.get(name, 1) != now[name]]
+    if stale:
+        listed = ", ".join(f"{name} (recorded with revision {recorded.get(name, 1)}, this sotacheck has {now[name]})"
+                           for name in stale)
+        revision = store.get_meta("git_revision")
+        noun = "pipelines" if len(stale) > 1 else "pipeline"
+        raise SotacheckError(f"{run_dir}: {noun} {listed} changed since this run was recorded, so its calls "
+                             f"would not {'replay' if replay else 'resume'}; record the run again, or use the "
+                             f"sotacheck it was recorded with{f' (git revision {revision[:12]})' if revision else ''}")
+    if before is None:
+        store.set_meta("pipeline_revisions", now)
 
 
 def _record_checkouts(run_dir: Path, spec: RunSpec, store: RunStore) -> None:
@@ -195,6 +219,7 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
         leakage_check=leakage_check, created=_created_iso(store.get_meta("created")),
         pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms},
         arm_sampling=store.get_meta("arm_sampling") or spec.arm_sampling(),
+        pipeline_revisions=store.get_meta("pipeline_revisions") or spec.pipeline_revisions(),
         **({"original_code": checkouts} if checkouts else {}))
     frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest,
                         calls_frame(store))

@@ -90,6 +90,10 @@ class RunSpec(BaseModel):
         return SamplingParams(defaults.temperature if self.temperature is None else self.temperature,
                               defaults.top_p if self.top_p is None else self.top_p, cap)
 
+    def pipeline_revisions(self) -> dict[str, int]:
+        """The revision of every pipeline the run's arms run (``run.json``'s ``pipeline_revisions``)."""
+        return {name: revision for arm in self.arms() for name, revision in sorted(arm.revisions().items())}
+
     def arm_sampling(self) -> dict[str, dict[str, Any]]:
         """Each arm's sampling and where it comes from (``run.json``'s ``arm_sampling``; ``max_tokens`` "none" is
         no cap): the method's paper defaults, or the spec for the values it sets."""

@@ -115,4 +115,4 @@ async def run(ctx: PipelineContext, params: Params) -> None:
     ctx.submit(code, f"no plan passed the visible tests (p={params.p}, d={params.d})")
 
 
-PIPELINE = Pipeline("codesim", Params, run, sampling=CODESIM_SAMPLING)
+PIPELINE = Pipeline("codesim", Params, run, sampling=CODESIM_SAMPLING, revision=2)

@@ -169,4 +169,4 @@ async def run(ctx: PipelineContext, params: Params) -> None:
     ctx.submit(code, "no tested code passed the sample tests; the last code is returned, as the released loop does")
 
 
-PIPELINE = Pipeline("mapcoder", Params, run, sampling=MAPCODER_SAMPLING)
+PIPELINE = Pipeline("mapcoder", Params, run, sampling=MAPCODER_SAMPLING, revision=2)

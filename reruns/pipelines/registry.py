@@ -88,13 +88,19 @@ PYCAPSULE_SAMPLING = SamplingDefaults(0.0, 0.95, None, "not stated by the PyCaps
 
 @dataclass(frozen=True)
 class Pipeline(Generic[P]):
-    """``original`` is set for a pipeline that runs one of the authors' classes from a checkout the run names."""
+    """``original`` is set for a pipeline that runs one of the authors' classes from a checkout the run names.
+
+    ``revision`` goes up by one whenever a change alters what the pipeline sends or does with a reply (its
+    structure, prompts, parsing, feedback). A run records the revision of every pipeline it runs and refuses to
+    resume or replay under another, since its stored calls would no longer answer; docs/fidelity.md lists what
+    each revision changed."""
 
     name: str
     params: type[P]
     run: Callable[[PipelineContext, P], Awaitable[None]]
     original: OriginalClass | None = None
     sampling: SamplingDefaults = MAPCODER_SAMPLING
+    revision: int = 1
 
     def parse(self, raw: Mapping[str, Any] | None = None) -> P:
         """The typed parameters: the paper's defaults, overridden by ``raw``, checked against the constraints."""
@@ -166,6 +172,14 @@ class Arm:
         """The method's own sampling; a wrapper (the gate) runs with its base pipeline's."""
         base = getattr(self.params, "base", None)
         return get_pipeline(base).sampling if isinstance(base, str) and base in REGISTRY else get_pipeline(self.pipeline).sampling
+
+    def revisions(self) -> dict[str, int]:
+        """The revision of each pipeline the arm runs: its own and, for a wrapper (the gate), its base's."""
+        found = {self.pipeline: get_pipeline(self.pipeline).revision}
+        base = getattr(self.params, "base", None)
+        if isinstance(base, str) and base in REGISTRY:
+            found[base] = get_pipeline(base).revision
+        return found
 
     async def run(self, ctx: PipelineContext) -> None:
         await get_pipeline(self.pipeline).run(ctx, self.params)

@@ -104,6 +104,8 @@ class Manifest(BaseModel):
     pipeline_defaults: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # Each arm's sampling in a rerun (temperature, top_p, max_tokens: "none" is no cap) and where it came from.
     arm_sampling: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # The revision of each pipeline a rerun ran (sotacheck's ``Pipeline.revision``); absent: each one's first.
+    pipeline_revisions: dict[str, int] = Field(default_factory=dict)
 
     @property
     def sotacheck_version(self) -> str:
