@@ -38,8 +38,13 @@ CARDS = {
     "apps-execeval": DatasetCard("apps-execeval", "the same 150 APPS problems, each test ExecEval could not read "
                                  "(an accepted output not a string, an input not ASCII) failing, as in MapCoder's runs",
                                  "APPS: MIT (Hendrycks et al.); this copy: Md-Ashraful-Pramanik/MapCoder, MIT"),
-    "mbpp-et": DatasetCard("mbpp-et", "MBPP-ET from a hub id (--hub-id) or a local benchmarks/mbpp/MBPP_ET.jsonl; "
-                           "not bundled", "as its source states"),
+    "mbpp-et": DatasetCard("mbpp-et", "MBPP-ET as MapCoder and CodeSim publish it: the 397 problems of mbpp-mapcoder, "
+                           "each judged on the test_list of its task's row of MBPP_ET.jsonl (a hub id with --hub-id "
+                           "or a local benchmarks/mbpp/MBPP_ET.jsonl; not bundled)",
+                           "MBPP: CC BY 4.0; MBPP-ET: as its source states; prompts: CodeGenerator's mbpp-py.jsonl"),
+    "mbpp-et-rows": DatasetCard("mbpp-et-rows", "every row of MBPP_ET.jsonl as a problem: the first assert in the "
+                                "prompt, test_case_list hidden (not the published MBPP-ET); not bundled",
+                                "as its source states"),
     "humaneval-plus": DatasetCard("humaneval-plus", "HumanEval+ from EvalPlus's release file HumanEvalPlus.jsonl.gz "
                                   "(evalplus/humanevalplus_release; --data-dir FILE or benchmarks/humaneval/"
                                   "HumanEvalPlus.jsonl[.gz]); not bundled",

@@ -222,35 +222,65 @@ def load_mbpp(data_dir: DataDir = None, split: str = "all") -> Dataset:
     return _mbpp_from_rows(rows, "mbpp" if split == "all" else "mbpp-test", str(path))
 
 
+def _mbpp_mapcoder_rows(data_dir: DataDir) -> tuple[list[dict[str, Any]], str]:
+    path = find_data_file(MBPP_MAPCODER, data_dir)
+    return _records(str(path)), str(path)
+
+
+def _mbpp_mapcoder_problem(row: Mapping[str, Any], dataset: str, source: str,
+                           hidden: tuple[str, ...]) -> Problem:
+    return Problem(id=row["name"], dataset=dataset, prompt=row["prompt"], entry_point=row["entry_point"],
+                   visible_tests=tuple(_as_list(row.get("sample_io"))), hidden_tests=hidden, source=source)
+
+
 def load_mbpp_mapcoder(data_dir: DataDir = None) -> Dataset:
     """The 397-problem MBPP subset MapCoder and CodeSim report on (MultiPL-E ``mbpp-py.jsonl``)."""
-    path = find_data_file(MBPP_MAPCODER, data_dir)
-    problems = []
-    for row in _records(str(path)):
-        visible = tuple(_as_list(row.get("sample_io")))
-        problems.append(Problem(
-            id=row["name"], dataset="mbpp-mapcoder", prompt=row["prompt"],
-            entry_point=row["entry_point"], visible_tests=visible, hidden_tests=(row["test"],),
-            source=str(path),
-        ))
-    return Dataset("mbpp-mapcoder", tuple(problems), (str(path),))
+    rows, path = _mbpp_mapcoder_rows(data_dir)
+    return Dataset("mbpp-mapcoder", tuple(_mbpp_mapcoder_problem(row, "mbpp-mapcoder", path, (row["test"],))
+                                          for row in rows), (path,))
+
+
+def _mbpp_et_source(data_dir: DataDir, hub_id: str | None) -> str:
+    if hub_id:
+        return hub_id
+    try:
+        return str(find_data_file(MBPP_ET, data_dir))
+    except DataFileNotFound as exc:
+        exc.args = (f"{exc.args[0]} (MBPP-ET is not bundled: give --hub-id, or put the file under "
+                    f"--data-dir or ${ENV_VAR})",)
+        raise
+
+
+def mbpp_task_id(name: str) -> int:
+    """The MBPP task id in a MultiPL-E problem name (``mbpp_3_is_not_prime`` → 3)."""
+    parts = name.split("_")
+    if len(parts) < 2 or parts[0] != "mbpp" or not parts[1].isdigit():
+        raise SotacheckError(f"{name!r} is not a MultiPL-E MBPP name (mbpp_<task id>_<function>)")
+    return int(parts[1])
 
 
 def load_mbpp_et(data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
-    """MBPP-ET: from a hub id when given (``--hub-id``), else a local ``MBPP_ET.jsonl``.
+    """MBPP-ET as MapCoder and CodeSim publish it (their ``evaluate-et-dataset.py`` / ``evaluateET.py``): the
+    397 problems of their MBPP runs (``mbpp-mapcoder``: its prompts and sample tests), each judged on the
+    ``test_list`` of its task id's row in ``MBPP_ET.jsonl`` (a hub id with ``--hub-id``, else a local file)."""
+    source = _mbpp_et_source(data_dir, hub_id)
+    et = {int(row["task_id"]): tuple(_as_list(row.get("test_list"))) for row in _records(source, split="test")}
+    rows, path = _mbpp_mapcoder_rows(data_dir)
+    problems = []
+    for row in rows:
+        task_id = mbpp_task_id(row["name"])
+        if not et.get(task_id):
+            raise SotacheckError(f"{source}: no row with a test_list for task_id {task_id} ({row['name']} of {path})")
+        problems.append(_mbpp_mapcoder_problem(row, "mbpp-et", source, et[task_id]))
+    return Dataset("mbpp-et", tuple(problems), (path, source))
 
-    Hidden tests are the rows' ``test_case_list`` (the ET extension), falling back to ``test_list``.
-    """
-    if hub_id:
-        source = hub_id
-    else:
-        try:
-            source = str(find_data_file(MBPP_ET, data_dir))
-        except DataFileNotFound as exc:
-            exc.args = (f"{exc.args[0]} (MBPP-ET is not bundled: give --hub-id, or put the file under "
-                        f"--data-dir or ${ENV_VAR})",)
-            raise
-    return _mbpp_from_rows(_records(source, split="test"), "mbpp-et", source, "test_case_list")
+
+def load_mbpp_et_rows(data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
+    """Every row of ``MBPP_ET.jsonl`` as a problem of its own: the usual MBPP prompt (description and first
+    assert), hidden tests its ``test_case_list`` (else ``test_list``). Not the published MBPP-ET
+    (``mbpp-et``), which runs only the 397 problems of MapCoder's and CodeSim's MBPP runs."""
+    source = _mbpp_et_source(data_dir, hub_id)
+    return _mbpp_from_rows(_records(source, split="test"), "mbpp-et-rows", source, "test_case_list")
 
 
 def _evalplus(benchmark: str) -> Callable[..., Dataset]:
@@ -271,6 +301,7 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "mbpp-test": lambda data_dir=None, **_: load_mbpp(data_dir, split="test"),
     "mbpp-mapcoder": load_mbpp_mapcoder,
     "mbpp-et": load_mbpp_et,
+    "mbpp-et-rows": load_mbpp_et_rows,
     "apps": load_apps,
     "apps-execeval": lambda data_dir=None, **_: load_apps(data_dir, dataset="apps-execeval"),
     "humaneval-plus": _evalplus("humaneval"),
@@ -282,6 +313,6 @@ def load_dataset(name: str, data_dir: DataDir = None, hub_id: str | None = None)
     """Load a benchmark by name; an unknown name is a one-line error listing the known ones."""
     if name not in LOADERS:
         raise SotacheckError(f"unknown dataset {name!r}; known: {', '.join(LOADERS)}")
-    if name == "mbpp-et":
-        return load_mbpp_et(data_dir, hub_id)
+    if name in ("mbpp-et", "mbpp-et-rows"):
+        return LOADERS[name](data_dir, hub_id)
     return LOADERS[name](data_dir=data_dir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -67,15 +68,50 @@ def test_mbpp_visible_is_the_first_assert_only(data_dir) -> None:
     assert problem.entry_point == "similar_elements"
 
 
-def test_mbpp_et_loads_from_a_local_file(tmp_path) -> None:
+def test_mbpp_et_rows_loads_every_row_of_a_local_file(tmp_path) -> None:
     row = {"task_id": 7, "text": "Add one.", "code": "def add_one(x):\n    return x + 1",
            "test_list": ["assert add_one(1) == 2"], "test_setup_code": "",
            "test_case_list": ["assert add_one(1) == 2", "assert add_one(-1) == 0"]}
     (tmp_path / "benchmarks/mbpp").mkdir(parents=True)
     (tmp_path / "benchmarks/mbpp/MBPP_ET.jsonl").write_text(json.dumps(row) + "\n")
-    problem = load_dataset("mbpp-et", tmp_path).problems[0]
+    problem = load_dataset("mbpp-et-rows", tmp_path).problems[0]
     assert problem.hidden_tests == ("assert add_one(1) == 2", "assert add_one(-1) == 0")
     assert problem.visible_tests == ("assert add_one(1) == 2",)
+
+
+def _et_file(tmp_path: Path, task_ids: list[int]) -> Path:
+    """An MBPP_ET.jsonl with one row per task id; its ``test_list`` names the task, so the test can tell
+    which row each problem's hidden tests came from."""
+    (tmp_path / "benchmarks/mbpp").mkdir(parents=True)
+    rows = [{"task_id": task_id, "text": "t", "code": "def f():\n    pass", "test_setup_code": "",
+             "test_list": [f"assert True  # ET {task_id} a", f"assert True  # ET {task_id} b"],
+             "test_case_list": ["assert False"]} for task_id in task_ids]
+    path = tmp_path / "benchmarks/mbpp/MBPP_ET.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_mbpp_et_is_the_published_definition(tmp_path, data_dir) -> None:
+    """MapCoder's evaluate-et-dataset.py: the 397 problems of their mbpp-py runs, each judged on the
+    test_list of its task id's MBPP_ET row (not test_case_list; rows of other tasks unused)."""
+    runs = load_dataset("mbpp-mapcoder", data_dir)
+    task_ids = [int(p.id.split("_")[1]) for p in runs.problems]
+    _et_file(tmp_path, [*task_ids, 9999])
+    for problem in runs.problems:  # the bundled mbpp-py beside the test's MBPP_ET
+        assert problem.id.startswith("mbpp_")
+    et = load_dataset("mbpp-et", tmp_path)
+    assert len(et) == len(runs) == 397
+    for mine, theirs, task_id in zip(et.problems, runs.problems, task_ids, strict=True):
+        assert (mine.id, mine.prompt, mine.entry_point, mine.visible_tests) == (
+            theirs.id, theirs.prompt, theirs.entry_point, theirs.visible_tests)
+        assert mine.hidden_tests == (f"assert True  # ET {task_id} a", f"assert True  # ET {task_id} b")
+
+
+def test_mbpp_et_without_a_row_for_a_problem_names_the_task(tmp_path, data_dir) -> None:
+    task_ids = [int(p.id.split("_")[1]) for p in load_dataset("mbpp-mapcoder", data_dir).problems]
+    _et_file(tmp_path, task_ids[1:])
+    with pytest.raises(SotacheckError, match=rf"no row with a test_list for task_id {task_ids[0]} \(mbpp_{task_ids[0]}_"):
+        load_dataset("mbpp-et", tmp_path)
 
 
 def test_missing_file_names_every_place_looked(tmp_path, monkeypatch) -> None:

@@ -71,7 +71,7 @@ def test_unknown_dataset(data_dir) -> None:
     done = run("judge", "--dataset", "humaneval-xl", "--canonical", data_dir=data_dir)
     assert done.returncode == 2
     known = ", ".join(LOADERS)  # every loader, in the order they are registered
-    assert known.startswith("humaneval, humaneval-et, mbpp, mbpp-test, mbpp-mapcoder, mbpp-et")
+    assert known.startswith("humaneval, humaneval-et, mbpp, mbpp-test, mbpp-mapcoder, mbpp-et, mbpp-et-rows")
     assert {"humaneval-plus", "mbpp-plus"} <= set(LOADERS)
     assert done.stderr.strip() == f"sotacheck: error: unknown dataset 'humaneval-xl'; known: {known}"
 
@@ -82,10 +82,10 @@ def test_datasets_lists_counts_and_hashes(data_dir) -> None:
     lines = {line.split()[0]: line for line in done.stdout.splitlines()}
     assert " 164 problems" in lines["humaneval"] and "sha256:" in lines["humaneval"]
     assert " 397 problems" in lines["mbpp-mapcoder"]
-    assert "unavailable" in lines["mbpp-et"]
+    assert "unavailable" in lines["mbpp-et"] and "unavailable" in lines["mbpp-et-rows"]
     # every benchmark says where it comes from and under which licence (reruns/benchmarks/catalog.py)
     out = done.stdout.splitlines()
-    for name in ("humaneval", "humaneval-et", "mbpp", "mbpp-test", "mbpp-mapcoder", "mbpp-et"):
+    for name in ("humaneval", "humaneval-et", "mbpp", "mbpp-test", "mbpp-mapcoder", "mbpp-et", "mbpp-et-rows"):
         at = next(i for i, line in enumerate(out) if line.split()[0] == name)
         assert out[at + 1].split()[0] == "source:" and out[at + 2].split()[0] == "licence:"
         assert "not recorded" not in out[at + 1] + out[at + 2]

@@ -1,6 +1,7 @@
 """The recorded runs under data/runs/ (the reference run: Direct, CoT and PyCapsule on the first 20 HumanEval
-problems; the sweeps: CodeSim p×d, the gate's hold budget, PyCapsule's max_attempts) replay from their
-compressed stores, with no model, to the same outcome tables."""
+problems; the methods compared; the sweeps: CodeSim p×d, the gate's hold budget, PyCapsule's max_attempts;
+APPS; the authors' released code) replay from their compressed stores, with no model, to the same outcome
+tables; a run recorded with an earlier revision of a pipeline refuses to, in one line."""
 
 from __future__ import annotations
 
@@ -18,13 +19,50 @@ RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
 SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in RUNS.iterdir() if (p / "store.sqlite.gz").is_file()))
-def test_recorded_run_replays_exactly(tmp_path, name) -> None:
-    recorded = RUNS / name
+RECORDED = sorted(p.name for p in RUNS.iterdir() if (p / "store.sqlite.gz").is_file())
+# Recorded before #19 gave MapCoder and CodeSim the released code's structure (pipeline revision 2): their
+# stored calls are revision 1's, kept as the evidence they are (docs/fidelity.md, "Pipeline revisions").
+RECORDED_WITH_EARLIER_REVISIONS = {"methods-qwen05b": ["codesim", "mapcoder"], "sweep-codesim-pd-qwen05b": ["codesim"]}
+
+
+def stale_pipelines(name: str) -> list[str]:
+    """The pipelines a recorded run ran at another revision than this sotacheck's (absent: revision 1)."""
+    from sotacheck.reruns.spec import RunSpec
+
+    meta = json.loads((RUNS / name / "run.json").read_text())
+    recorded = meta.get("pipeline_revisions") or {}
+    now = RunSpec.model_validate(meta["spec"]).pipeline_revisions()
+    return sorted(p for p in now if recorded.get(p, 1) != now[p])
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
     copy = tmp_path / name
     copy.mkdir()
     for file in ("store.sqlite.gz", "outcomes.csv", "run.json"):
-        shutil.copy(recorded / file, copy / file)
+        shutil.copy(RUNS / name / file, copy / file)
+    return copy
+
+
+def test_which_recorded_runs_predate_a_pipeline_revision() -> None:
+    assert {name: stale_pipelines(name) for name in RECORDED if stale_pipelines(name)} == RECORDED_WITH_EARLIER_REVISIONS
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED_WITH_EARLIER_REVISIONS))
+def test_a_run_of_an_earlier_revision_refuses_to_replay_in_one_line(tmp_path, name) -> None:
+    copy = _copy(name, tmp_path)
+    done = subprocess.run([*SOTACHECK, "resume", str(copy), "--replay"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "changed since this run was recorded" in lines[0]
+    for pipeline in RECORDED_WITH_EARLIER_REVISIONS[name]:
+        assert f"{pipeline} (recorded with revision 1, this sotacheck has 2)" in lines[0]
+    assert (copy / "outcomes.csv").read_bytes() == (RUNS / name / "outcomes.csv").read_bytes()  # nothing rewritten
+
+
+@pytest.mark.parametrize("name", [name for name in RECORDED if name not in RECORDED_WITH_EARLIER_REVISIONS])
+def test_recorded_run_replays_exactly(tmp_path, name) -> None:
+    recorded = RUNS / name
+    copy = _copy(name, tmp_path)
     done = subprocess.run([*SOTACHECK, "resume", str(copy), "--replay"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     calls = re.search(r"(\d+) model calls \((\d+) sent, (\d+) from the store\)", done.stdout)
@@ -46,20 +84,26 @@ def test_reference_run_has_its_90_calls(tmp_path) -> None:
     assert "90 model calls (0 sent, 90 from the store)" in done.stdout, done.stderr
 
 
-def call_bound(pipeline: str, params: dict[str, object]) -> int:
-    """The most calls a method may make on one problem, from the issue's formulas (not from the code):
-    Direct/CoT 1; PyCapsule 1 + max_attempts; CodeSim p·(4 + d); MapCoder 1 + 2k + k·(1 + t); the gate
-    its base's bound plus one call per hold."""
+def call_bound(pipeline: str, params: dict[str, object], exemplars: int | None = None) -> int:
+    """The most calls a method may make on one problem, from the issue's and the papers' formulas (not from the
+    code): Direct/CoT (ours and theirs) and Analogical 1; SelfPlanning 2 (plan, code); PyCapsule
+    1 + max_attempts; CodeSim p·(4 + d); MapCoder 1 + 2m + m·(1 + t) with m the exemplars retrieval gave back
+    (k asked for; the released code uses every one returned); the gate its base's bound plus one call per
+    hold."""
     number = {name: int(value) for name, value in params.items() if isinstance(value, int)}
     arm = f"{pipeline} {params}"
-    if pipeline in ("direct", "cot"):
+    method = pipeline.removesuffix("@original")
+    if method in ("direct", "cot", "analogical"):
         return 1
-    if pipeline == "pycapsule":
+    if method == "selfplanning":
+        return 2
+    if method == "pycapsule":
         return 1 + number["max_attempts"]
-    if pipeline == "codesim":
+    if method == "codesim":
         return number["p"] * (4 + number["d"])
-    if pipeline == "mapcoder":
-        return 1 + 2 * number["k"] + number["k"] * (1 + number["t"])
+    if method == "mapcoder":
+        m = number["k"] if exemplars is None else exemplars
+        return 1 + 2 * m + m * (1 + number["t"])
     if pipeline == "gate" and params["base"] in ("direct", "cot"):
         return 1 + number["hold_budget"]
     raise AssertionError(f"no call bound known for arm {arm!r}")
@@ -71,8 +115,15 @@ def test_recorded_calls_stay_within_each_methods_bound(name) -> None:
     from sotacheck.core.rundir import load_run
 
     table = load_run(RUNS / name).outcomes
-    bounds = pd.Series([call_bound(row["pipeline"], parameters_of(row)) for row in table.to_dict("records")],
-                       index=table.index)
+    exemplars: dict[tuple[str, str, int], int] = {}
+    if (RUNS / name / "calls.parquet").is_file():  # MapCoder: one planning call per exemplar returned
+        calls = pd.read_parquet(RUNS / name / "calls.parquet")
+        planning = calls[calls["stage"].isin(["plan", "input_for_problem_planning"])]
+        exemplars = planning.groupby(["arm", "problem", "repeat"]).size().to_dict()
+    bounds = pd.Series([call_bound(row["pipeline"], parameters_of(row),
+                                   exemplars.get((row["arm"], row["problem"], row["repeat"])))
+                        if row["pipeline"].startswith("mapcoder") else call_bound(row["pipeline"], parameters_of(row))
+                        for row in table.to_dict("records")], index=table.index)
     over = table[table["calls"] > bounds]
     assert over.empty, over[["arm", "problem", "calls"]].to_string()
     assert (table["calls"] >= 1).all()
