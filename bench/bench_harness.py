@@ -6,7 +6,8 @@
    whole command ``sotacheck rerun`` (start-up and export included), beside the two limits measured on the
    same work in the same run:
    - the bare loop: the very requests the harness sent (read back from its store), sent by asyncio + httpx
-     at the same concurrency, with no records and no judging;
+     at the same concurrency, with no records and no judging (and the same with aiohttp, the client the
+     harness sends with);
    - the judge alone: the very programs the harness judged (the fenced code of each reply), judged on the
      hidden tests in one sandbox pool.
    At concurrency 64 with an endpoint that answers at once, and at concurrency 8 with 20 ms latency.
@@ -31,11 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import aiohttp
 import httpx
+from httpx_shards import ClientShards
 
 sys.path.insert(0, ".")
 from sotacheck.reruns.benchmarks import load_dataset
-from sotacheck.reruns.model.http_pool import ClientShards
 from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.run import execute_run, validate_spec
@@ -143,6 +145,21 @@ async def bare_loop(url: str, bodies: list[dict[str, object]], concurrency: int,
     return wall
 
 
+async def bare_aiohttp_loop(url: str, bodies: list[dict[str, object]], concurrency: int) -> float:
+    """The same requests with asyncio + aiohttp (the client the harness sends with) and nothing else."""
+    limit = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+
+        async def one(body: dict[str, object]) -> None:
+            async with limit, session.post(f"{url}/chat/completions", json=body) as response:
+                response.raise_for_status()
+                json.loads(await response.read())
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        return time.perf_counter() - started
+
+
 def judge_alone(replies: list[tuple[str, str]]) -> float:
     """The same programs judged on the hidden tests in one sandbox pool, nothing else."""
     from sotacheck.reruns.sandbox.judge import judge_many
@@ -169,11 +186,14 @@ def throughput(work: Path) -> None:
             bodies, replies = stored(run_dir)
             bare = asyncio.run(bare_loop(endpoint.url, bodies, concurrency))
             naive = asyncio.run(bare_loop(endpoint.url, bodies, concurrency, sharded=False))
+            bare_aiohttp = asyncio.run(bare_aiohttp_loop(endpoint.url, bodies, concurrency))
         judge = judge_alone(replies)
         print(f"  concurrency {concurrency}, endpoint latency {latency_ms:.0f} ms ({endpoint.report}):")
         print(f"    sotacheck rerun, whole command (records + judge): {wall:6.2f} s = {cells / wall:6.0f} cells/s")
         print(f"    bare asyncio + httpx loop, same {len(bodies)} requests:  {bare:6.2f} s = {len(bodies) / bare:6.0f} calls/s "
               f"(one httpx client instead of the shards: {naive:.2f} s = {len(bodies) / naive:.0f} calls/s)")
+        print(f"    bare asyncio + aiohttp loop (the harness's client):   {bare_aiohttp:6.2f} s = "
+              f"{len(bodies) / bare_aiohttp:6.0f} calls/s")
         print(f"    judge alone, same {len(replies)} programs:               {judge:6.2f} s = "
               f"{len(replies) / judge:6.0f} programs/s")
         print(f"    harness / bare loop: {wall / bare:.2f}x; harness / judge alone: {wall / judge:.2f}x", flush=True)

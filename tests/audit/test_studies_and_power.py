@@ -66,7 +66,11 @@ def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> 
         assert conditions[c.a] == conditions[c.b], (c.a, c.b)
         assert c.study == c.family
     by_study = {s.study.id: s for s in result.studies}
-    assert len(by_study) == 6
+    assert len(by_study) == 7
+    # the authors' four baselines on 5 problems (paper sampling) are a study of their own
+    originals = next(s for s in result.studies if s.study.n_problems == 5)
+    assert sorted(originals.study.arms) == [f"{name}@original"
+                                            for name in ("analogical", "cot", "direct", "selfplanning")]
     # the APPS rerun, at the methods' paper sampling (no reply cap), is a study of its own
     apps = next(s for s in result.studies if s.study.dataset == "apps")
     assert "top_p=0.95, max_tokens=none" in apps.study.sampling and apps.study.n_problems == 10

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
+import time
 
 import pytest
 
-from sotacheck.core.errors import InputError, UsageError
+from sotacheck.core.errors import InputError, SotacheckError, UsageError
 from sotacheck.reruns.model import registry
 from sotacheck.reruns.model.base import ChatRequest, Message, ModelCallFailed, SamplingParams
 from sotacheck.reruns.model.loopback import LOOPBACK_ENDPOINT, LoopbackServer
@@ -134,3 +136,60 @@ def test_backoff_is_full_jitter_within_the_exponential_step_or_the_step_itself()
     assert all(0 <= policy.delay_s(k, rng) <= min(20.0, 0.5 * 2**k) for k in range(8))
     steady = RetryPolicy(base_delay_s=0.5, max_delay_s=20.0, jitter=False)
     assert [steady.delay_s(k, rng) for k in range(7)] == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 20.0]
+
+
+def test_resets_stalls_and_malformed_replies_are_retried_and_recorded() -> None:
+    """The OpenAI client's own failures, against a loopback that injects them: a reset connection, a reply
+    slower than the client's timeout and a body that is not JSON are each one recorded, retryable try."""
+    request = ChatRequest((Message("user", "hi"),), SamplingParams(), seed=3)
+    policy = RetryPolicy(max_tries=4, base_delay_s=0.001, timeout_s=0.5)
+    with LoopbackServer(lambda body: "fine", faults=["reset", "stall", "malformed", None], stall_s=3.0) as server:
+        response = asyncio.run(_complete(server.base_url, policy, request))
+    assert response.text == "fine"
+    assert [a.outcome for a in response.attempts] == ["connection error", "timeout", "malformed response", "ok"]
+
+
+def test_an_endpoint_that_is_not_there_is_one_line_before_any_call() -> None:
+    model = OpenAICompatibleModel("http://127.0.0.1:9/v1", "m", retry=RetryPolicy(max_tries=1))
+
+    async def check() -> None:
+        try:
+            await model.preflight(tries=1)
+        finally:
+            await model.close()
+
+    with pytest.raises(SotacheckError, match=r"^cannot reach the model endpoint http://127.0.0.1:9/v1 \(.+\); "
+                                             r"no call was made$"):
+        asyncio.run(check())
+
+
+def test_calls_beyond_the_endpoints_slots_wait_here_and_the_timeout_counts_only_the_endpoints_time() -> None:
+    """An endpoint that serves one request at a time and takes 0.4 s each: with ``max_in_flight=1`` four
+    concurrent calls under a 0.6 s timeout all succeed at the first try (each waits its turn here), and the
+    endpoint never holds two at once; without it, requests queued behind others at the endpoint time out."""
+    request = ChatRequest((Message("user", "hi"),), SamplingParams(), seed=3)
+    policy = RetryPolicy(max_tries=1, timeout_s=0.6)
+
+    async def four(base_url: str, max_in_flight: int | None) -> list[object]:
+        model = OpenAICompatibleModel(base_url, "m", retry=policy, max_in_flight=max_in_flight)
+        try:
+            return list(await asyncio.gather(*(model.complete(request) for _ in range(4)), return_exceptions=True))
+        finally:
+            await model.close()
+
+    serial = threading.Lock()
+
+    def one_at_a_time(body: dict[str, object]) -> str:
+        with serial:
+            time.sleep(0.4)
+        return "fine"
+
+    with LoopbackServer(one_at_a_time) as server:
+        limited = asyncio.run(four(server.base_url, 1))
+        assert server.max_in_flight == 1
+        unlimited = asyncio.run(four(server.base_url, None))
+    assert [r.text for r in limited] == ["fine"] * 4  # type: ignore[union-attr]
+    assert [len(r.attempts) for r in limited] == [1] * 4  # type: ignore[union-attr]
+    assert sum(isinstance(r, ModelCallFailed) for r in unlimited) >= 2
+    with pytest.raises(ValueError, match="max_in_flight"):
+        OpenAICompatibleModel("http://127.0.0.1:1/v1", "m", max_in_flight=0)

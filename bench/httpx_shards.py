@@ -1,4 +1,5 @@
-"""Connections to one endpoint, spread over several small httpx clients.
+"""Connections to one endpoint, spread over several small httpx clients: the fastest way found here to drive
+httpx, used by ``bench_harness.py``'s bare loop (the harness itself sends its calls with aiohttp).
 
 httpx's connection pool looks at every connection it holds for each request it assigns (checking each one
 for expiry, which polls its socket), so one client with 64 connections spends more time choosing a
