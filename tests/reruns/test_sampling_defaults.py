@@ -98,3 +98,27 @@ def test_a_resume_that_would_sample_otherwise_is_an_error(tmp_path: Path) -> Non
     store.close()
     with pytest.raises(SotacheckError, match=r"arm direct started with sampling .*'top_p': 1.0"):
         sotacheck.resume(tmp_path / "run", progress=False)
+
+
+def test_a_run_records_pipeline_revisions_and_refuses_to_resume_under_another(tmp_path: Path, monkeypatch) -> None:
+    """``run.json`` names the revision of every pipeline the run ran (the gate's base too); a resume whose
+    sotacheck has another revision of one of them stops with a one-line error before any model call."""
+    import dataclasses
+
+    import sotacheck.reruns.pipelines.direct as direct_module
+    from sotacheck.core.errors import SotacheckError
+
+    spec = {"dataset": "humaneval", "limit": 1, "model": "loopback", "seed": 7,
+            "pipelines": [{"name": "codesim", "params": {"p": 1, "d": 0}},
+                          {"name": "gate", "params": {"base": "direct", "hold_budget": 0}}]}
+    assert sotacheck.rerun(spec, tmp_path / "run", progress=False).errors == 0
+    manifest = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert manifest["pipeline_revisions"] == {"codesim": 2, "gate": 1, "direct": 1}
+    assert sotacheck.resume(tmp_path / "run", replay=True, progress=False).sent == 0  # same revisions: replays
+    monkeypatch.setattr(direct_module, "PIPELINE", dataclasses.replace(direct_module.PIPELINE, revision=2))
+    with pytest.raises(SotacheckError) as info:
+        sotacheck.resume(tmp_path / "run", replay=True, progress=False)
+    assert str(info.value) == (f"{tmp_path / 'run'}: pipeline direct (recorded with revision 1, this sotacheck has 2) "
+                               "changed since this run was recorded, so its calls would not replay; record the run "
+                               "again, or use the sotacheck it was recorded with"
+                               + (f" (git revision {manifest['git_revision'][:12]})" if manifest["git_revision"] else ""))
