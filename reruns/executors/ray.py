@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 from sotacheck.reruns.executors import CellBatch, OnCell
 from sotacheck.reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
+from sotacheck.reruns.model.recipe import ModelRecipe
 from sotacheck.reruns.sandbox.result import SandboxLimits
 
 CELL_RETRIES = 3
@@ -114,29 +115,6 @@ def shutdown() -> None:
         ray.shutdown()
 
 
-# --- the model as the gateway rebuilds it ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class ModelRecipe:
-    """What the gateway needs to open the same model client the driver would (it cannot be pickled live)."""
-
-    kind: str                     # "openai" or "replay"
-    identity: str
-    endpoint: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    retry: Any = None
-    max_in_flight: int | None = None
-
-
-def recipe_of(model: Any) -> ModelRecipe:
-    from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
-
-    if isinstance(model, OpenAICompatibleModel):
-        return ModelRecipe("openai", model.identity, model.endpoint, model.base_url, model.api_key_env, model.retry,
-                           model.max_in_flight)
-    return ModelRecipe("replay", model.identity, model.endpoint)
-
-
 class Gateway:
     """The Ray actor (on the driver's node) that owns the store connection and the model client."""
 
@@ -153,13 +131,8 @@ class Gateway:
         self.sent = 0
 
     def _open_model(self) -> Any:
-        if self._model is None and self._recipe.kind == "openai":
-            from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
-
-            self._model = OpenAICompatibleModel(self._recipe.base_url or "", self._recipe.identity,
-                                                api_key_env=self._recipe.api_key_env, retry=self._recipe.retry,
-                                                endpoint_identity=self._recipe.endpoint,
-                                                max_in_flight=self._recipe.max_in_flight)
+        if self._model is None:
+            self._model = self._recipe.open()
         return self._model
 
     async def store(self, method: str, *args: Any) -> Any:
@@ -332,7 +305,7 @@ async def run_cells(run_dir: Path, spec: Any, dataset: Dataset, model: Any, cell
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
     gateway_class = ray.remote(num_cpus=0, max_restarts=0)(Gateway)
     gateway = gateway_class.options(scheduling_strategy=here, max_concurrency=1000).remote(
-        str(run_dir), recipe_of(model), spec.concurrency)
+        str(run_dir), ModelRecipe.of(model), spec.concurrency)
     task = ray.remote(num_cpus=CELL_CPUS, max_retries=CELL_RETRIES, retry_exceptions=False)(_cell_task)
     dataset_ref = ray.put(dataset)
     index = {p.id: i for i, p in enumerate(dataset.problems)}
