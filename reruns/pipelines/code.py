@@ -42,6 +42,7 @@ def reply_code(reply: str, where: str) -> str:
         return reply
     blocks = [(tag.strip(), body) for tag, body in _ANY_FENCE.findall(reply)]
     if not blocks:
-        raise UnclosedFence(f"the reply at {where} opens a ``` code block and never closes it (cut off?)")
+        raise UnclosedFence(f"{where} opens a ``` code block and never closes it (a reply cut off by the token "
+                            f"limit or the model's context?)")
     tagged = [body for tag, body in blocks if _PYTHON_TAG.match(tag)]
     return (tagged or [body for _, body in blocks])[-1].strip("\n")
