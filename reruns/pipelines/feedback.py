@@ -1,6 +1,7 @@
-"""Error feedback for a model: what a failed visible-test run says, processed so a programmer can act on it.
-Shared by every pipeline that debugs against the visible tests (PyCapsule's error handler, CodeSim, MapCoder,
-the gate)."""
+"""Feedback for a model from a visible-test run: :func:`process_error` (the failing test and its traceback,
+processed so a programmer can act on it: PyCapsule's error handler, the gate) and
+:func:`sample_test_report` (which sample tests passed or failed, no traceback: what MapCoder's and CodeSim's
+released loops show their model)."""
 
 from __future__ import annotations
 
