@@ -212,3 +212,15 @@ def test_mapcoder_reads_exemplar_parts_and_ignores_headings_inside_code() -> Non
     exemplars, tutorial = split_retrieval(reply)
     assert exemplars == [Exemplar("Sum a list.", "1. add them"), Exemplar("Count words; split on spaces.", "")]
     assert tutorial == "Linear scans."
+
+
+def test_reply_code_reads_code_as_the_released_parsers_do() -> None:
+    from sotacheck.reruns.pipelines.code import UnclosedFence, reply_code
+
+    assert reply_code("def f():\n    return 1\n", "x") == "def f():\n    return 1\n"  # no fence: the reply is the code
+    assert reply_code("```text\nnotes\n```\n```python\nA = 1\n```\n```\nB = 2\n```", "x") == "A = 1"  # Python-tagged
+    assert reply_code("```\nB = 2\n```", "x") == "B = 2"
+    assert reply_code("<think>```python\nno\n```</think>```python\nyes = 1\n```", "x") == "yes = 1"
+    assert reply_code("```python\nfirst = 1\n```\nthen\n```python\ncut", "x") == "first = 1"  # a closed block wins
+    with pytest.raises(UnclosedFence, match=r"^the coding reply of plan 2 opens a ``` code block and never closes"):
+        reply_code("Here:\n```python\ndef f(", "the coding reply of plan 2")
