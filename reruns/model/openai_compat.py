@@ -90,8 +90,8 @@ class OpenAICompatibleModel:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._session_loop is not loop:
             self._session_loop = loop
-            self._session = aiohttp.ClientSession(
-                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.retry.timeout_s),
+            self._session = aiohttp.ClientSession(  # trust_env: HTTP(S)_PROXY and NO_PROXY apply, as they did with httpx
+                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.retry.timeout_s), trust_env=True,
                 connector=aiohttp.TCPConnector(limit=self._max_connections))
         return self._session
 
