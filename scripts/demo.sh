@@ -2,7 +2,7 @@
 # The main job: judge the canonical solutions; rerun Direct, CoT, PyCapsule, CodeSim, MapCoder and the
 # evidence gate with the embedded model on a HumanEval slice with repeats (resumable: run it again after an
 # interruption); analyze; import MapCoder's released logs; audit the published claims; render the report.
-# Usage: scripts/demo.sh LIMIT REPEATS   (make demo: 1 problem x 2 repeats, about 15 minutes on 2 cores;
+# Usage: scripts/demo.sh LIMIT REPEATS   (make demo: 1 problem x 2 repeats, under 10 minutes on 2 cores;
 #        make demo FULL=1: all 164 problems)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,10 +18,14 @@ $SOTACHECK judge --dataset humaneval --canonical
 if [[ -f $RUN/store.sqlite ]]; then
   $SOTACHECK resume "$RUN"
 else
-  # Temperature 0.2 so that repeats are real samples; each (problem, repeat, call) has its own seed. Replies
-  # capped at 768 tokens to keep the demo to minutes on 2 cores (the methods' own default is no cap: the
-  # report's fidelity section shows which replies the cap cut).
+  # Temperature 0.2 so that repeats are real samples; each (problem, repeat, call) has its own seed. To keep
+  # the live part to minutes on 2 cores, replies are capped at 768 tokens (the methods' own default is no
+  # cap: the report's fidelity section shows which replies the cap cut) and the two multi-agent methods run
+  # at their smallest budgets: CodeSim one plan and one debugging round (p=1, d=1: at most 5 calls), MapCoder
+  # one exemplar and one improvement (k=1, t=1: at most 5). Their paper budgets (p=d=5, k=3 t=5) can take
+  # 40 calls on one problem: `scripts/demo.sh` is only a demonstration, not a rerun to cite.
   $SOTACHECK rerun --dataset humaneval --pipelines direct,cot,pycapsule,codesim,mapcoder,gate --model local \
+    --param codesim.p=1 --param codesim.d=1 --param mapcoder.k=1 --param mapcoder.t=1 \
     --limit "$LIMIT" --repeats "$REPEATS" --temperature 0.2 --max-tokens 768 --seed 7 --concurrency 1 --out "$RUN"
 fi
 $SOTACHECK analyze "$RUN" --baseline direct
