@@ -22,8 +22,9 @@ else
   # the live part to minutes on 2 cores, replies are capped at 768 tokens (the methods' own default is no
   # cap: the report's fidelity section shows which replies the cap cut) and the two multi-agent methods run
   # at their smallest budgets: CodeSim one plan and one debugging round (p=1, d=1: at most 5 calls), MapCoder
-  # one exemplar and one improvement (k=1, t=1: at most 5). Their paper budgets (p=d=5, k=3 t=5) can take
-  # 40 calls on one problem: `scripts/demo.sh` is only a demonstration, not a rerun to cite.
+  # one exemplar asked for and one improvement (k=1, t=1; as the released code it plans every exemplar the
+  # model gives back, 1 + 3m calls for m of them). Their paper budgets (p=d=5, k=3 t=5) can take 40 calls
+  # on one problem: `scripts/demo.sh` is only a demonstration, not a rerun to cite.
   $SOTACHECK rerun --dataset humaneval --pipelines direct,cot,pycapsule,codesim,mapcoder,gate --model local \
     --param codesim.p=1 --param codesim.d=1 --param mapcoder.k=1 --param mapcoder.t=1 \
     --limit "$LIMIT" --repeats "$REPEATS" --temperature 0.2 --max-tokens 768 --seed 7 --concurrency 1 --out "$RUN"
