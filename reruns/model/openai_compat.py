@@ -18,7 +18,7 @@ import json
 import os
 import random
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -147,13 +147,10 @@ class OpenAICompatibleModel:
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         payload = self._payload(request)
-        if self.max_in_flight is None:
+        if self.max_in_flight is not None and self._in_flight is None:  # made inside the event loop that uses it
+            self._in_flight = asyncio.Semaphore(self.max_in_flight)
+        async with self._in_flight or nullcontext():
             retried = await with_retries(lambda: self._try(payload), self.retry, self._random, self.base_url)
-        else:
-            if self._in_flight is None:  # made inside the event loop that uses it
-                self._in_flight = asyncio.Semaphore(self.max_in_flight)
-            async with self._in_flight:
-                retried = await with_retries(lambda: self._try(payload), self.retry, self._random, self.base_url)
         text, finish, prompt_tokens, completion_tokens = retried.value
         return ChatResponse(text, finish, prompt_tokens, completion_tokens, retried.elapsed_s, retried.attempts)
 

@@ -168,18 +168,19 @@ class Arm:
         """The outcome-table columns that identify this arm (``arm``, ``pipeline``, ``param.<name>``)."""
         return arm_columns(self.pipeline, self.params.model_dump())
 
+    def base(self) -> str | None:
+        """The pipeline a wrapper (the gate) runs inside it, or None."""
+        base = getattr(self.params, "base", None)
+        return base if isinstance(base, str) and base in REGISTRY else None
+
     def sampling_defaults(self) -> SamplingDefaults:
         """The method's own sampling; a wrapper (the gate) runs with its base pipeline's."""
-        base = getattr(self.params, "base", None)
-        return get_pipeline(base).sampling if isinstance(base, str) and base in REGISTRY else get_pipeline(self.pipeline).sampling
+        return get_pipeline(self.base() or self.pipeline).sampling
 
     def revisions(self) -> dict[str, int]:
         """The revision of each pipeline the arm runs: its own and, for a wrapper (the gate), its base's."""
-        found = {self.pipeline: get_pipeline(self.pipeline).revision}
-        base = getattr(self.params, "base", None)
-        if isinstance(base, str) and base in REGISTRY:
-            found[base] = get_pipeline(base).revision
-        return found
+        base = self.base()
+        return {name: get_pipeline(name).revision for name in (self.pipeline, *([base] if base else []))}
 
     async def run(self, ctx: PipelineContext) -> None:
         await get_pipeline(self.pipeline).run(ctx, self.params)
