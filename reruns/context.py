@@ -143,7 +143,7 @@ class PipelineContext:
     async def run_visible_tests(self, code: str) -> ExecutionResult:
         """Run the visible tests on ``code``; the observation is bound to the call that produced it."""
         started = time.monotonic()
-        result = await asyncio.to_thread(run_visible, self._pool, self._problem, code)
+        result = await self._pool.offload(run_visible, self._pool, self._problem, code)
         self.executions[code] = result
         await self._writes.observe(self.cell, self._observations, self.last_call_id, "visible_tests",
                             {"status": result.status, "tests": [asdict(t) for t in result.tests],
@@ -156,7 +156,7 @@ class PipelineContext:
         Returns nothing: the pipeline never learns the result, so it cannot steer by hidden tests."""
         if self.state.record.get("first_pass_attempt") is not None:
             return
-        result = await asyncio.to_thread(judge_hidden, self._pool, self._problem, code)
+        result = await self._pool.offload(judge_hidden, self._pool, self._problem, code)
         await self._writes.observe(self.cell, 5_000 + attempt, self.last_call_id, "hidden_measure",
                             {"attempt": attempt, "status": result.status})
         if result.passed:

@@ -8,7 +8,9 @@ response (or in the ``ModelCallFailed`` it raises), so a retried call is visible
 The HTTP client is aiohttp's: the harness sends every model call through it, and per request it costs a fifth
 to a sixth of the CPU of httpx's pooled client (0.13–0.19 against 0.82–0.94 ms, bench/RESULTS.md,
 "Harness"), which on a small machine is time taken from the judge. vLLM's own serving benchmark drives
-endpoints the same way.
+endpoints the same way. The environment's proxy (``HTTP_PROXY``/``HTTPS_PROXY``, ``NO_PROXY``) is looked up
+once per client, not by aiohttp's ``trust_env`` per request: that also reads ``~/.netrc`` each time, in the
+event loop's default executor, so a busy executor held up every call.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import asyncio
 import json
 import os
 import random
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -77,6 +81,7 @@ class OpenAICompatibleModel:
         self.max_in_flight = max_in_flight
         self._in_flight: asyncio.Semaphore | None = None
         self._random = random.Random(0)
+        self._proxy = environment_proxy(self.base_url)
 
     @property
     def identity(self) -> str:
@@ -90,8 +95,8 @@ class OpenAICompatibleModel:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._session_loop is not loop:
             self._session_loop = loop
-            self._session = aiohttp.ClientSession(  # trust_env: HTTP(S)_PROXY and NO_PROXY apply, as they did with httpx
-                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.retry.timeout_s), trust_env=True,
+            self._session = aiohttp.ClientSession(
+                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.retry.timeout_s),
                 connector=aiohttp.TCPConnector(limit=self._max_connections))
         return self._session
 
@@ -100,7 +105,8 @@ class OpenAICompatibleModel:
         """One HTTP request; a transport failure or a timeout is a retryable :class:`TryFailed`."""
         options: dict[str, Any] = {} if timeout_s is None else {"timeout": aiohttp.ClientTimeout(total=timeout_s)}
         try:
-            async with self._client().request(method, f"{self.base_url}{path}", json=body, **options) as response:
+            async with self._client().request(method, f"{self.base_url}{path}", json=body, proxy=self._proxy,
+                                              **options) as response:
                 return _Reply(response.status, await response.read())
         except TimeoutError as exc:
             raise TryFailed("timeout", str(exc) or f"no reply within {timeout_s or self.retry.timeout_s:g} s",
@@ -165,6 +171,17 @@ class OpenAICompatibleModel:
             return _parse(json.loads(response.body))
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise TryFailed("malformed response", f"{type(exc).__name__}: {exc}", retryable=True) from None
+
+
+def environment_proxy(url: str) -> str | None:
+    """The proxy the environment names for ``url``: ``HTTP_PROXY`` or ``HTTPS_PROXY`` by its scheme (either
+    case), none when ``NO_PROXY`` covers its host; as httpx and aiohttp read them."""
+    parts = urllib.parse.urlsplit(url)
+    proxies = urllib.request.getproxies_environment()
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]  # public, not in typeshed
+    if parts.hostname is None or bypass(parts.hostname, proxies):
+        return None
+    return proxies.get(parts.scheme)
 
 
 @dataclass(frozen=True)

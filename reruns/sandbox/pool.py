@@ -3,10 +3,11 @@ machine-wide so that concurrent processes never share a uid."""
 
 from __future__ import annotations
 
+import functools
 import queue
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sotacheck.reruns.sandbox.executor import execute
 from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits
@@ -14,6 +15,7 @@ from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import default_workers, start_supervisor, take_warm_lease
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class SandboxPool:
@@ -46,6 +48,15 @@ class SandboxPool:
     def map(self, function: Callable[[T], ExecutionResult], items: Iterable[T]) -> Iterator[ExecutionResult]:
         """Apply ``function`` (which calls ``self.run``) to each item concurrently, results in order."""
         return self._executor.map(function, items)
+
+    async def offload(self, function: Callable[..., R], *args: Any) -> R:
+        """Await ``function(*args)`` (which calls ``self.run``) run on one of the pool's own threads, one per
+        worker. Sandbox work queues for the pool alone: in the event loop's default executor it would hold
+        up whatever else waits there behind a stretch of slow programs (a client's proxy and ``.netrc``
+        lookups, DNS resolution), and with them the model calls."""
+        import asyncio  # not on the judge command's start-up path
+
+        return await asyncio.get_running_loop().run_in_executor(self._executor, functools.partial(function, *args))
 
     def close(self) -> None:
         self._executor.shutdown(wait=True)

@@ -13,7 +13,7 @@ from sotacheck.core.errors import InputError, SotacheckError, UsageError
 from sotacheck.reruns.model import registry
 from sotacheck.reruns.model.base import ChatRequest, Message, ModelCallFailed, SamplingParams
 from sotacheck.reruns.model.loopback import LOOPBACK_ENDPOINT, LoopbackServer
-from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
+from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel, environment_proxy
 from sotacheck.reruns.model.replay import ReplayModel
 from sotacheck.reruns.model.retry import RetryPolicy, TryFailed, with_retries
 from sotacheck.reruns.run import open_model, validate_spec
@@ -193,3 +193,47 @@ def test_calls_beyond_the_endpoints_slots_wait_here_and_the_timeout_counts_only_
     assert sum(isinstance(r, ModelCallFailed) for r in unlimited) >= 2
     with pytest.raises(ValueError, match="max_in_flight"):
         OpenAICompatibleModel("http://127.0.0.1:1/v1", "m", max_in_flight=0)
+
+
+def test_calls_do_not_wait_for_the_event_loops_default_executor() -> None:
+    """The default executor's threads all busy for 2 s (as the judge once kept them, behind a program that
+    loops until its timeout): a model call still completes at once. aiohttp's ``trust_env`` looked up
+    ``.netrc`` there on every request, so each call waited for the executor."""
+    request = ChatRequest((Message("user", "hi"),), SamplingParams(), seed=3)
+
+    async def call_while_the_executor_is_busy(base_url: str) -> float:
+        loop = asyncio.get_running_loop()
+        busy = [loop.run_in_executor(None, time.sleep, 2.0) for _ in range(64)]
+        model = OpenAICompatibleModel(base_url, "m", retry=RetryPolicy(max_tries=1, timeout_s=30))
+        try:
+            started = time.monotonic()
+            response = await model.complete(request)
+            assert response.text == "fine"
+            return time.monotonic() - started
+        finally:
+            await model.close()
+            await asyncio.gather(*busy)
+
+    with LoopbackServer(lambda body: "fine") as server:
+        took = asyncio.run(call_while_the_executor_is_busy(server.base_url))
+    assert took < 1.0, f"the call waited {took:.2f} s for the default executor"
+
+
+@pytest.mark.parametrize(("url", "environment", "proxy"), [
+    ("https://api.example.com/v1", {"HTTPS_PROXY": "http://proxy:3128"}, "http://proxy:3128"),
+    ("https://api.example.com/v1", {"https_proxy": "http://proxy:3128"}, "http://proxy:3128"),
+    ("http://10.0.0.5:8000/v1", {"HTTPS_PROXY": "http://proxy:3128"}, None),
+    ("http://10.0.0.5:8000/v1", {"HTTP_PROXY": "http://proxy:3128"}, "http://proxy:3128"),
+    ("https://api.example.com/v1", {"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "example.com"}, None),
+    ("http://localhost:8000/v1", {"HTTP_PROXY": "http://proxy:3128", "no_proxy": "localhost,127.0.0.1"}, None),
+    ("https://api.example.com/v1", {}, None),
+])
+def test_the_environments_proxy_is_resolved_once_per_client(monkeypatch: pytest.MonkeyPatch, url: str,
+                                                            environment: dict[str, str], proxy: str | None) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "REQUEST_METHOD"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert environment_proxy(url) == proxy
+    assert OpenAICompatibleModel(url, "m")._proxy == proxy
