@@ -98,14 +98,32 @@ class FastEndpoint:
         self.report = out.strip()
 
 
-def harness(url: str, concurrency: int, out: Path) -> float:
-    """The whole ``sotacheck rerun`` command; its wall time."""
-    started = time.perf_counter()
-    subprocess.run([SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model", url,
-                    "--model-name", "bench", "--repeats", str(REPEATS), "--concurrency", str(concurrency),
-                    "--seed", "7", "--out", str(out)], check=True, capture_output=True,
-                   env={**os.environ, "OPENAI_API_KEY": "none"})
-    return time.perf_counter() - started
+def _peak_rss_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None
+
+
+def harness(url: str, concurrency: int, out: Path) -> tuple[float, float]:
+    """The whole ``sotacheck rerun`` command: its wall time and the peak resident memory of its process (MB;
+    the sandbox's processes not included), read from ``/proc`` while it runs."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        process = subprocess.Popen([SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+                                    url, "--model-name", "bench", "--repeats", str(REPEATS), "--concurrency",
+                                    str(concurrency), "--seed", "7", "--out", str(out)], stdout=subprocess.DEVNULL,
+                                   stderr=errors, env={**os.environ, "OPENAI_API_KEY": "none"})
+        peak = 0.0
+        while process.poll() is None:
+            peak = max(peak, _peak_rss_mb(process.pid) or 0.0)
+            time.sleep(0.05)
+        wall = time.perf_counter() - started
+        if process.returncode != 0:
+            errors.seek(0)
+            raise SystemExit(f"sotacheck rerun failed ({process.returncode}): {errors.read().decode()[-500:]}")
+    return wall, peak
 
 
 def stored(run_dir: Path) -> tuple[list[dict[str, object]], list[tuple[str, str]]]:
@@ -182,14 +200,15 @@ def throughput(work: Path) -> None:
     for concurrency, latency_ms in ((64, 0.0), (8, 20.0)):
         run_dir = work / f"harness-{concurrency}"
         with FastEndpoint(latency_ms) as endpoint:
-            wall = harness(endpoint.url, concurrency, run_dir)
+            wall, peak_mb = harness(endpoint.url, concurrency, run_dir)
             bodies, replies = stored(run_dir)
             bare = asyncio.run(bare_loop(endpoint.url, bodies, concurrency))
             naive = asyncio.run(bare_loop(endpoint.url, bodies, concurrency, sharded=False))
             bare_aiohttp = asyncio.run(bare_aiohttp_loop(endpoint.url, bodies, concurrency))
         judge = judge_alone(replies)
         print(f"  concurrency {concurrency}, endpoint latency {latency_ms:.0f} ms ({endpoint.report}):")
-        print(f"    sotacheck rerun, whole command (records + judge): {wall:6.2f} s = {cells / wall:6.0f} cells/s")
+        print(f"    sotacheck rerun, whole command (records + judge): {wall:6.2f} s = {cells / wall:6.0f} cells/s "
+              f"(its process at most {peak_mb:.0f} MB resident)")
         print(f"    bare asyncio + httpx loop, same {len(bodies)} requests:  {bare:6.2f} s = {len(bodies) / bare:6.0f} calls/s "
               f"(one httpx client instead of the shards: {naive:.2f} s = {len(bodies) / naive:.0f} calls/s)")
         print(f"    bare asyncio + aiohttp loop (the harness's client):   {bare_aiohttp:6.2f} s = "
