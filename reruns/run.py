@@ -139,7 +139,7 @@ def _check_revisions(run_dir: Path, spec: RunSpec, store: RunStore, replay: bool
         raise SotacheckError(f"{run_dir}: {noun} {listed} changed since this run was recorded, so its calls "
                              f"would not {'replay' if replay else 'resume'}; record the run again, or use the "
                              f"sotacheck it was recorded with{f' (git revision {revision[:12]})' if revision else ''}")
-    if before is None:
+    if before is None and not replay:  # a replay leaves the store's meta as it found it
         store.set_meta("pipeline_revisions", now)
 
 

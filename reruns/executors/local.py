@@ -16,7 +16,7 @@ JUDGE_BACKLOG = 8192
 verdict no longer holds one of the places of the cells in flight, so the model is kept busy while the
 judge works through a stretch of slow programs (one that loops until its timeout holds a sandbox slot for
 seconds); past this many, new cells wait. A waiting cell holds its submission and its record: about 4 KB
-(bench/RESULTS.md, "Harness": the process's peak grew by 13 MB with about 3,000 waiting).
+(bench/RESULTS.md, "Harness": the process's peak grew by 13 MB with about 3,000 waiting)."""
 
 
 class LocalExecutor:
