@@ -36,9 +36,10 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
     for study in result.studies:
         arms, comparisons = result.in_study(study.study.id)
         click.echo(f"{study.study.id}: {study.study.describe()}")
-        click.echo(f"  {'arm':28s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
+        width = max([28, *(len(a.arm) for a in arms)])
+        click.echo(f"  {'arm':{width}s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
         for a in arms:
-            click.echo(f"  {a.arm:28s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
+            click.echo(f"  {a.arm:{width}s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
                        + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
         for note in study.notes:
             click.echo(f"  note: {note}")
@@ -53,9 +54,13 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
 
 
 def _comparison_lines(comparisons: list[Comparison], with_study: bool = False) -> None:
-    click.echo(f"  {'arm':28s} {'vs':>10s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}  test; MDD")
+    """One line per comparison; the columns as wide as the longest arm names (a name is never cut)."""
+    arm_width = max([28, *(len(c.a) for c in comparisons)])
+    vs_width = max([10, *(len(c.b) for c in comparisons)])
+    click.echo(f"  {'arm':{arm_width}s} {'vs':{vs_width}s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}"
+               f"  test; MDD")
     for c in comparisons:
-        click.echo(f"  {c.a:28s} {c.b[-10:]:>10s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} "
+        click.echo(f"  {c.a:{arm_width}s} {c.b:{vs_width}s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} "
                    f"{c.pvalue_holm:9.2e}  {c.test}; {_mdd_text(c)}" + (f" [{c.study}]" if with_study else "")
                    + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
 

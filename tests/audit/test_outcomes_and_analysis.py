@@ -206,6 +206,22 @@ def test_cli_analyze_says_why_no_difference_is_detectable() -> None:
     assert done.stdout.count("no difference detectable at 80 % power: 0 discordant of 20 shared problems") == 8
 
 
+def test_cli_analyze_never_cuts_an_arm_name() -> None:
+    """Arm names longer than the columns (``selfplanning@original``, ``direct@original``) are printed whole in
+    the pass-rate and comparison lines; the baseline column once kept only the last 10 characters
+    (``t@original``), which named no arm."""
+    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "originals-baselines-qwen05b"
+    done = subprocess.run([*SOTACHECK, "analyze", str(run)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    compared = [line.split() for line in lines if "exact McNemar" in line]
+    assert sorted(fields[0] for fields in compared) == ["analogical@original", "cot@original", "selfplanning@original"]
+    assert all(fields[1] == "direct@original" for fields in compared)
+    rates = {line.split()[0] for line in lines if line.startswith("  ") and line.split()[0].endswith("@original")
+             and "[" in line and "McNemar" not in line}
+    assert rates == {"analogical@original", "cot@original", "direct@original", "selfplanning@original"}
+
+
 def test_default_baseline_is_the_first_pipeline_the_run_listed(mapcoder_run) -> None:
     """Outcomes are stored sorted by arm, so "the first arm" would be codesim in the methods run; the
     default is the pipeline its spec lists first (direct). Without a spec (an imported run) it is the first
