@@ -48,8 +48,19 @@ def app(context: click.Context, debug: bool) -> None:
 
 
 
+_terminated: list[int] = []  # the signal that asked this process to stop, once one has
+
+
 def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)  # unwinds, so `finally` blocks stop the model server and close the store
+    """Stop as Ctrl-C stops a run, so that ``finally`` blocks stop the model server and close the store. In a
+    running event loop (a rerun) every task is cancelled and the loop unwinds them; raising here instead would
+    leave the run's task pending, its cleanup undone. Elsewhere, ``SystemExit`` unwinds the call stack."""
+    _terminated.append(signum)
+    asyncio = sys.modules.get("asyncio")  # a loop can only be running if asyncio was imported
+    loop = asyncio.events._get_running_loop() if asyncio is not None else None
+    if loop is None:
+        raise SystemExit(128 + signum)
+    loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])  # type: ignore[union-attr]
 
 
 def _debug_requested(args: list[str]) -> bool:
@@ -80,5 +91,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:  # usage errors arrive here in non-standalone mode
         exc.show()
         sys.exit(exc.exit_code)
+    except BaseException:
+        if _terminated:  # the cancellation _exit_on_sigterm started, come out of the event loop
+            click.echo(f"sotacheck: stopped by signal {_terminated[0]}; `sotacheck resume` continues a run", err=True)
+            sys.exit(128 + _terminated[0])
+        raise
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -237,3 +237,42 @@ def _proc_state(pid: int) -> str:
             return fh.read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_sigterm_stops_a_run_cleanly_and_resume_finishes_it(tmp_path) -> None:
+    """SIGTERM mid-run (as a CI timeout or ``kill`` sends it): the run's tasks are cancelled and unwound, so
+    the process says in one line that it stopped and exits 143, with no asyncio complaint about a task left
+    pending; ``sotacheck resume`` then finishes the run with every cell."""
+    import signal
+    import time
+
+    from sotacheck.reruns.model.loopback import LoopbackServer
+
+    def slow(body: dict[str, object]) -> str:
+        time.sleep(0.3)
+        return "```python\ndef f():\n    pass\n```"
+
+    out = tmp_path / "r"
+    with LoopbackServer(slow) as server:
+        running = subprocess.Popen([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+                                    server.base_url, "--model-name", "m", "--limit", "30", "--concurrency", "1",
+                                    "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # stop it once it has received a few calls
+            try:
+                with sqlite3.connect(f"file:{out / 'store.sqlite'}?mode=ro", uri=True) as db:
+                    if db.execute("SELECT COUNT(*) FROM calls WHERE state = 'received'").fetchone()[0] >= 3:
+                        break
+            except sqlite3.OperationalError:  # not created yet
+                pass
+            time.sleep(0.1)
+        running.send_signal(signal.SIGTERM)
+        _, stderr = running.communicate(timeout=60)
+        assert running.returncode == 143
+        assert stderr.strip().splitlines() == ["sotacheck: stopped by signal 15; `sotacheck resume` continues a run"]
+        with sqlite3.connect(out / "store.sqlite") as db:
+            assert db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] < 30
+        done = subprocess.run([*SOTACHECK, "resume", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(out / "store.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 30
