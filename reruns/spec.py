@@ -41,6 +41,10 @@ class RunSpec(BaseModel):
     request_timeout_s: float = Field(default=300.0, gt=0)
     max_tries: int = Field(default=6, ge=1)
     test_timeout_s: float = Field(default=5.0, gt=0)
+    # The embedded model (``local``, ``gguf:PATH``) only: 0 evaluates every prompt from an empty cache; A > 0
+    # reuses a cached prompt prefix up to a multiple of A tokens, which gave the same replies byte for byte
+    # wherever it was compared (bench/RESULTS.md, "Prefix reuse"). Part of the endpoint's identity.
+    prefix_reuse: int = Field(default=0, ge=0)
     data_dir: str | None = None
     # The authors' code checkouts the ``@original`` pipelines run from: repository (``mapcoder``,
     # ``codegenerator``) → path. Checked when the spec is made, so a wrong path fails before any model call.
@@ -54,6 +58,13 @@ class RunSpec(BaseModel):
         for spec in value:
             Arm.of(spec.name, spec.params)  # the registry's one check: an unknown pipeline or a bad parameter
         return value
+
+    @model_validator(mode="after")
+    def _prefix_reuse_needs_the_embedded_model(self) -> RunSpec:
+        if self.prefix_reuse and not (self.model == "local" or self.model.startswith("gguf:")):
+            raise InputError(f"--prefix-reuse {self.prefix_reuse}: only the embedded model (local, gguf:PATH) reuses "
+                             f"prompt prefixes here; --model {self.model!r} is served elsewhere")
+        return self
 
     @model_validator(mode="after")
     def _checkouts(self) -> RunSpec:

@@ -24,6 +24,7 @@ the process that started it is gone (killed with SIGKILL, say), instead of holdi
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -63,4 +64,7 @@ llama_cpp.Llama.generate = _generate_with_aligned_reuse  # type: ignore[method-a
 
 if __name__ == "__main__":
     threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
+    # in the server's log: which way this server evaluated prompts
+    print(f"sotacheck: prompt evaluation: {f'aligned prefix reuse, {ALIGN} tokens' if ALIGN else 'fresh'}",
+          file=sys.stderr, flush=True)
     main()

@@ -50,6 +50,7 @@ class ModelTarget:
     recorded_identity: tuple[str, str] | None = None  # (model, endpoint) a run recorded: what replay serves as
     dataset: str | None = None                     # the run's dataset and data directory (the loopback's answers)
     data_dir: str | None = None
+    prefix_reuse: int = 0                          # the embedded server's prefix reuse (0: fresh evaluation)
 
 
 Opener = Callable[[ModelTarget], AbstractAsyncContextManager[ChatModel]]

@@ -27,6 +27,9 @@ _MODEL_OPTIONS = (
                  help="Reply cap for every arm; 'none' for no cap (default: each method's paper default: no cap, "
                       "i.e. the model's own limit, the embedded model's 4096-token context)."),
     click.option("--concurrency", type=int, default=4, help="Model calls in flight at once."),
+    click.option("--prefix-reuse", "prefix_reuse", type=click.IntRange(min=0), default=0, metavar="A",
+                 help="The embedded model only: reuse a cached prompt prefix up to a multiple of A tokens (64 was "
+                      "exact on every call compared, bench/RESULTS.md); 0 evaluates every prompt afresh."),
 )
 
 
@@ -60,10 +63,11 @@ def _max_tokens(text: str | None) -> int | str | None:
 
 def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | None, seed: int,
                  temperature: float | None, top_p: float | None, max_tokens: str | None, concurrency: int,
-                 data_dir: Path | None, **more: Any) -> dict[str, Any]:
+                 prefix_reuse: int, data_dir: Path | None, **more: Any) -> dict[str, Any]:
     return {"model": model, "model_name": model_name, "repeats": repeats, "limit": limit, "seed": seed,
             "temperature": temperature, "top_p": top_p, "max_tokens": _max_tokens(max_tokens),
-            "concurrency": concurrency, "data_dir": str(data_dir) if data_dir else None, **more}
+            "concurrency": concurrency, "prefix_reuse": prefix_reuse, "data_dir": str(data_dir) if data_dir else None,
+            **more}
 
 
 @click.command()
@@ -82,8 +86,8 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
 @reuse_option
 def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
-          top_p: float | None, max_tokens: str | None, concurrency: int, request_timeout: float, max_tries: int,
-          spec: Path | None, original_code: tuple[str, ...], data_dir: Path | None, executor: str,
+          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, request_timeout: float,
+          max_tries: int, spec: Path | None, original_code: tuple[str, ...], data_dir: Path | None, executor: str,
           ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from sotacheck.reruns.grid import pipeline_params
@@ -102,7 +106,7 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
         params = pipeline_params(param, names)
         fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
-                              data_dir, dataset=dataset, request_timeout_s=request_timeout,
+                              prefix_reuse, data_dir, dataset=dataset, request_timeout_s=request_timeout,
                               max_tries=max_tries, original_code=checkouts,
                               pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
         run_spec = validate_spec(fields, "command line")
@@ -124,12 +128,13 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
 @reuse_option
 def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
-          top_p: float | None, max_tokens: str | None, concurrency: int, yes: bool, original_code: tuple[str, ...],
+          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, yes: bool,
+          original_code: tuple[str, ...],
           data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
     fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
-                          data_dir, dataset=dataset, original_code=_original_code(original_code))
+                          prefix_reuse, data_dir, dataset=dataset, original_code=_original_code(original_code))
     run_spec = api.sweep_spec(pipeline, grid, fields, fixed, allow_large=yes)
     summary = api.rerun(run_spec, out, executor, ray_address, reuse)
     click.echo(f"sweep of {len(run_spec.pipelines)} settings: {summary.calls} calls requested, {summary.sent} made "

@@ -237,3 +237,15 @@ def test_the_environments_proxy_is_resolved_once_per_client(monkeypatch: pytest.
         monkeypatch.setenv(name, value)
     assert environment_proxy(url) == proxy
     assert OpenAICompatibleModel(url, "m")._proxy == proxy
+
+
+def test_prefix_reuse_is_for_the_embedded_model_only() -> None:
+    assert spec("local", prefix_reuse=64).prefix_reuse == 64
+    assert spec("gguf:/models/m.gguf", prefix_reuse=64).prefix_reuse == 64
+    with pytest.raises(InputError, match=r"^spec: --prefix-reuse 64: only the embedded model \(local, gguf:PATH\) "
+                                         r"reuses prompt prefixes here; --model 'http://127.0.0.1:8000/v1' is served "
+                                         r"elsewhere$"):
+        spec("http://127.0.0.1:8000/v1", model_name="m", prefix_reuse=64)
+    from sotacheck.reruns.model.local import server_mode
+
+    assert (server_mode(0), server_mode(64)) == ("fresh-prompt-eval", "aligned-prefix-reuse-64")

@@ -59,3 +59,26 @@ def test_reusable_prefix_is_aligned_and_short_of_the_prompt() -> None:
 
 def test_reuse_gives_the_replies_of_fresh_evaluation() -> None:
     assert _second_replies(64) == _second_replies(0)
+
+
+def test_a_run_asks_for_reuse_by_name_and_records_it_in_the_endpoint_identity(tmp_path) -> None:
+    """``--prefix-reuse 64``: the embedded server starts in that mode (its log says so) and the run's endpoint
+    identity, part of every call's cache key, ends in ``aligned-prefix-reuse-64``; without it, ``fresh``."""
+    import json
+    import subprocess
+    import sys
+
+    identities, logs = {}, {}
+    for mode, extra in (("reuse", ["--prefix-reuse", "64"]), ("fresh", [])):
+        out = tmp_path / mode
+        done = subprocess.run([sys.executable, "-m", "sotacheck.cli", "rerun", "--dataset", "humaneval", "--pipelines",
+                               "direct", "--model", "local", "--limit", "1", "--max-tokens", "8", *extra, "--out",
+                               str(out)], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr
+        identities[mode] = json.loads((out / "run.json").read_text())["model_identity"]["endpoint"]
+        logs[mode] = (out / "server.log").read_text()
+    assert identities["reuse"].endswith(":aligned-prefix-reuse-64")
+    assert identities["fresh"].endswith(":fresh-prompt-eval")
+    assert identities["reuse"].rsplit(":", 1)[0] == identities["fresh"].rsplit(":", 1)[0]  # the same weights
+    assert "sotacheck: prompt evaluation: aligned prefix reuse, 64 tokens" in logs["reuse"]
+    assert "sotacheck: prompt evaluation: fresh" in logs["fresh"]
