@@ -17,6 +17,11 @@ POINTS = ("before_send", "after_send", "after_receive", "during_execution", "dur
 _hits: Counter[str] = Counter()
 
 
+def armed(name: str) -> bool:
+    """Whether this process is to crash at ``name`` (a test asked for it)."""
+    return os.environ.get("SOTACHECK_CRASH_AT", "").partition(":")[0] == name
+
+
 def crash_point(name: str) -> None:
     target = os.environ.get("SOTACHECK_CRASH_AT")
     if not target:

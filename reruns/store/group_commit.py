@@ -20,11 +20,12 @@ import asyncio
 import queue
 import sqlite3
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sotacheck.reruns.crashpoints import crash_point
+from sotacheck.reruns.crashpoints import armed, crash_point
 from sotacheck.reruns.store import writes
 from sotacheck.reruns.store.writes import CellKey, Statement
 
@@ -58,6 +59,9 @@ class GroupCommitter:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        # Only when a test is to kill a commit holding several cells' records: a moment for other cells'
+        # records to join the first, so that such commits occur however fast the run's cells are.
+        self._gather_s = 0.005 if armed("during_group_commit") else 0.0
         self.batches = 0  # commits made
         self.writes = 0   # cells' writes they held
         self._thread = threading.Thread(target=self._run, name="sotacheck-group-commit", daemon=True)
@@ -82,6 +86,8 @@ class GroupCommitter:
             first = self._queue.get()
             if first is None:
                 return
+            if self._gather_s:
+                time.sleep(self._gather_s)
             batch = [first]
             while len(batch) < MAX_BATCH:
                 try:
