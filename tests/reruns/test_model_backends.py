@@ -198,12 +198,15 @@ def test_calls_beyond_the_endpoints_slots_wait_here_and_the_timeout_counts_only_
 def test_calls_do_not_wait_for_the_event_loops_default_executor() -> None:
     """The default executor's threads all busy for 2 s (as the judge once kept them, behind a program that
     loops until its timeout): a model call still completes at once. aiohttp's ``trust_env`` looked up
-    ``.netrc`` there on every request, so each call waited for the executor."""
+    ``.netrc`` there on every request, so each call waited for the executor (2 s here)."""
     request = ChatRequest((Message("user", "hi"),), SamplingParams(), seed=3)
 
     async def call_while_the_executor_is_busy(base_url: str) -> float:
+        from concurrent.futures import ThreadPoolExecutor
+
         loop = asyncio.get_running_loop()
-        busy = [loop.run_in_executor(None, time.sleep, 2.0) for _ in range(64)]
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=4))
+        busy = [loop.run_in_executor(None, time.sleep, 2.0) for _ in range(4)]
         model = OpenAICompatibleModel(base_url, "m", retry=RetryPolicy(max_tries=1, timeout_s=30))
         try:
             started = time.monotonic()
