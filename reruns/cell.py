@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
-from sotacheck.reruns.context import CellError, PipelineContext
+from sotacheck.reruns.context import Accounting, CellError, PipelineContext
 from sotacheck.reruns.crashpoints import crash_point
 from sotacheck.reruns.model.base import ChatModel
 from sotacheck.reruns.pipelines import Arm
@@ -35,10 +35,7 @@ class PipelineOutcome:
     notes: tuple[str, ...]
     record: dict[str, Any]
     last_call_id: str | None
-    calls: int
-    sent: int
-    prompt_tokens: int
-    completion_tokens: int
+    accounting: Accounting
     started: float
 
 
@@ -66,10 +63,8 @@ async def run_pipeline(arm: Arm, problem: Problem, repeat: int, spec: RunSpec, d
         await arm.run(ctx)
     except CellError as exc:
         error = str(exc)
-    accounting = ctx.accounting
     return PipelineOutcome(cell, problem, ctx.state.submitted, error, tuple(ctx.state.notes), ctx.state.record,
-                           ctx.last_call_id, accounting.calls, accounting.sent, accounting.prompt_tokens,
-                           accounting.completion_tokens, started)
+                           ctx.last_call_id, ctx.accounting, started)
 
 
 async def judge_and_store(outcome: PipelineOutcome, pool: SandboxPool, writes: CellWrites) -> tuple[int, int, int]:
@@ -91,6 +86,7 @@ async def judge_and_store(outcome: PipelineOutcome, pool: SandboxPool, writes: C
         status = "passed" if passed else "failed"
         detail = {"judge_status": result.status, "notes": list(outcome.notes), **outcome.record}
     first = outcome.record.get("first_pass_attempt")
-    await writes.finish_cell(outcome.cell, status, passed, outcome.calls, outcome.prompt_tokens,
-                             outcome.completion_tokens, first, time.monotonic() - outcome.started, detail)
-    return outcome.calls, outcome.sent, outcome.prompt_tokens + outcome.completion_tokens
+    used = outcome.accounting
+    await writes.finish_cell(outcome.cell, status, passed, used.calls, used.prompt_tokens, used.completion_tokens,
+                             first, time.monotonic() - outcome.started, detail)
+    return used.calls, used.sent, used.prompt_tokens + used.completion_tokens

@@ -17,16 +17,19 @@ POINTS = ("before_send", "after_send", "after_receive", "during_execution", "dur
 _hits: Counter[str] = Counter()
 
 
+def _target() -> tuple[str, str]:
+    """(point, K) of ``SOTACHECK_CRASH_AT=POINT:K``; ("", "") when unset."""
+    point, _, nth = os.environ.get("SOTACHECK_CRASH_AT", "").partition(":")
+    return point, nth
+
+
 def armed(name: str) -> bool:
     """Whether this process is to crash at ``name`` (a test asked for it)."""
-    return os.environ.get("SOTACHECK_CRASH_AT", "").partition(":")[0] == name
+    return _target()[0] == name
 
 
 def crash_point(name: str) -> None:
-    target = os.environ.get("SOTACHECK_CRASH_AT")
-    if not target:
-        return
-    point, _, nth = target.partition(":")
+    point, nth = _target()
     if point != name:
         return
     _hits[name] += 1

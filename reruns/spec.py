@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sotacheck.core.errors import InputError, SotacheckError, describe_validation_error
 from sotacheck.reruns.model.base import SamplingParams
+from sotacheck.reruns.model.registry import EMBEDDED_SCHEMES, scheme_of
 from sotacheck.reruns.pipelines import Arm, get_pipeline
 
 
@@ -61,7 +62,7 @@ class RunSpec(BaseModel):
 
     @model_validator(mode="after")
     def _prefix_reuse_needs_the_embedded_model(self) -> RunSpec:
-        if self.prefix_reuse and not (self.model == "local" or self.model.startswith("gguf:")):
+        if self.prefix_reuse and scheme_of(self.model) not in EMBEDDED_SCHEMES:
             raise InputError(f"--prefix-reuse {self.prefix_reuse}: only the embedded model (local, gguf:PATH) reuses "
                              f"prompt prefixes here; --model {self.model!r} is served elsewhere")
         return self

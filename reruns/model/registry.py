@@ -36,6 +36,8 @@ BACKENDS: dict[str, tuple[str, str]] = {
     "replay": ("sotacheck.reruns.model.replay", "open_replay"),
     "loopback": ("sotacheck.reruns.model.loopback", "open_loopback"),
 }
+# the back-ends that serve the model in sotacheck's own llama.cpp server (whose prefix reuse a spec can set)
+EMBEDDED_SCHEMES = ("local", "gguf")
 
 
 @dataclass(frozen=True)

@@ -57,10 +57,13 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
     leave the run's task pending, its cleanup undone. Elsewhere, ``SystemExit`` unwinds the call stack."""
     _terminated.append(signum)
     asyncio = sys.modules.get("asyncio")  # a loop can only be running if asyncio was imported
-    loop = asyncio.events._get_running_loop() if asyncio is not None else None
-    if loop is None:
+    try:
+        loop = asyncio.get_running_loop() if asyncio is not None else None
+    except RuntimeError:  # asyncio imported, no loop running
+        loop = None
+    if asyncio is None or loop is None:
         raise SystemExit(128 + signum)
-    loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])  # type: ignore[union-attr]
+    loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])
 
 
 def _debug_requested(args: list[str]) -> bool:
