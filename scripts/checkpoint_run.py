@@ -1,0 +1,72 @@
+"""Copy a live run's store into a folder that git keeps, so a recording that outlasts a session survives it.
+
+A session's machine keeps neither its processes nor files outside the checkout; a long model run (hours of
+the embedded model) is therefore recorded in ``runs/NAME`` (ignored) and checkpointed into a tracked folder,
+``recordings/NAME/store.sqlite.gz``, with SQLite's online backup (consistent while the run writes). The next
+session continues it with ``scripts/checkpoint_run.py --restore recordings/NAME runs/NAME`` and
+``sotacheck resume runs/NAME``.
+
+    python scripts/checkpoint_run.py runs/originals-qwen05b recordings/originals-qwen05b
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+
+def checkpoint(run_dir: Path, dest: Path) -> tuple[int, int]:
+    """Write ``dest/store.sqlite.gz`` from ``run_dir/store.sqlite``; return (cells, received calls)."""
+    live = run_dir / "store.sqlite"
+    if not live.is_file():
+        raise SystemExit(f"{live}: no live run store to checkpoint")
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_path = Path(tmp) / "store.sqlite"
+        source = sqlite3.connect(f"file:{live.resolve()}?mode=ro", uri=True)
+        copy = sqlite3.connect(copy_path)
+        source.backup(copy)
+        source.close()
+        copy.execute("VACUUM")
+        cells = copy.execute("SELECT count(*) FROM cells").fetchone()[0]
+        received = copy.execute("SELECT count(*) FROM calls WHERE state = 'received'").fetchone()[0]
+        copy.close()
+        partial = dest / "store.sqlite.gz.partial"
+        with copy_path.open("rb") as raw, gzip.open(partial, "wb", compresslevel=9) as packed:
+            shutil.copyfileobj(raw, packed)
+        os.replace(partial, dest / "store.sqlite.gz")
+    return cells, received
+
+
+def restore(dest: Path, run_dir: Path) -> None:
+    """Unpack a checkpoint into a run directory that has no store yet."""
+    if (run_dir / "store.sqlite").exists():
+        raise SystemExit(f"{run_dir}/store.sqlite exists; not overwriting a live store")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with gzip.open(dest / "store.sqlite.gz", "rb") as packed, (run_dir / "store.sqlite").open("wb") as raw:
+        shutil.copyfileobj(packed, raw)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--restore", action="store_true", help="unpack FIRST (a checkpoint) into SECOND")
+    parser.add_argument("first", type=Path)
+    parser.add_argument("second", type=Path)
+    args = parser.parse_args(argv)
+    if args.restore:
+        restore(args.first, args.second)
+        print(f"restored {args.first} into {args.second}")
+    else:
+        cells, received = checkpoint(args.first, args.second)
+        print(f"checkpointed {args.first}: {cells} cells, {received} calls received")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
