@@ -89,8 +89,9 @@ class JudgeReport:
 
 def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = False, workers: int | None = None,
                   test_timeout_s: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
-                  ray_address: str | None = None, progress: bool = False) -> JudgeReport:
-    """Judge a dataset's canonical solutions (``canonical``) or a samples file against its hidden tests."""
+                  ray_address: str | None = None, progress: bool = False, hub_id: str | None = None) -> JudgeReport:
+    """Judge a dataset's canonical solutions (``canonical``) or a samples file against its hidden tests; the
+    dataset comes from ``hub_id`` where given (see ``loaders.load_dataset``)."""
     from sotacheck.reruns.samples import read_samples
 
     if canonical == (samples is not None):
@@ -106,7 +107,7 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
         pool_context = contextlib.nullcontext()
     # A local pool starts its sandbox supervisors now: they import while the dataset loads.
     with pool_context as pool:
-        data = load_dataset(dataset, data_dir)
+        data = load_dataset(dataset, data_dir, hub_id)
         problems = data.by_id()
         if canonical:
             missing = [p.id for p in data.problems if not p.canonical_solution]

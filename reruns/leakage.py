@@ -83,6 +83,6 @@ def check_run_leakage(run_dir: Path) -> LeakageReport:
         name = info.get("name") or spec.get("dataset")
         if not name:
             raise InputError(f"{run_dir}: the store does not say which dataset it ran")
-        return check_leakage(store, load_dataset(str(name), spec.get("data_dir")))
+        return check_leakage(store, load_dataset(str(name), spec.get("data_dir"), spec.get("hub_id")))
     finally:
         store.close()

@@ -42,7 +42,7 @@ def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, replay: b
                         budget_s=max(120.0, 2 * spec.request_timeout_s))
     return backends.open_model(backends.ModelTarget(
         "replay" if replay else spec.model, spec.model_name, spec.api_key_env, retry, server_log, stored_identity,
-        spec.dataset, spec.data_dir, spec.prefix_reuse))
+        spec.dataset, spec.data_dir, spec.prefix_reuse, spec.hub_id))
 
 
 @dataclass
@@ -81,7 +81,7 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
             raise SotacheckError(f"{run_dir} already holds a run with a different spec; use `sotacheck resume` or "
                                  f"another --out")
         _check_revisions(run_dir, spec, store, replay)
-        dataset = load_dataset(spec.dataset, spec.data_dir).head(spec.limit)
+        dataset = load_dataset(spec.dataset, spec.data_dir, spec.hub_id).head(spec.limit)
         identity = store.get_meta("model_identity")
         async with open_model(spec, tuple(identity) if identity else None, replay, server_log) as model:
             if stored_spec is None:

@@ -47,6 +47,9 @@ class RunSpec(BaseModel):
     # wherever it was compared (bench/RESULTS.md, "Prefix reuse"). Part of the endpoint's identity.
     prefix_reuse: int = Field(default=0, ge=0)
     data_dir: str | None = None
+    # A hub dataset to read the benchmark from instead of local files (the benchmarks not bundled: MBPP-ET,
+    # HumanEval+, MBPP+; ``loaders.HUB_DATASETS``); checked when the spec is made.
+    hub_id: str | None = None
     # The authors' code checkouts the ``@original`` pipelines run from: repository (``mapcoder``,
     # ``codegenerator``) → path. Checked when the spec is made, so a wrong path fails before any model call.
     original_code: dict[str, str] = Field(default_factory=dict)
@@ -65,6 +68,17 @@ class RunSpec(BaseModel):
         if self.prefix_reuse and scheme_of(self.model) not in EMBEDDED_SCHEMES:
             raise InputError(f"--prefix-reuse {self.prefix_reuse}: only the embedded model (local, gguf:PATH) reuses "
                              f"prompt prefixes here; --model {self.model!r} is served elsewhere")
+        return self
+
+    @model_validator(mode="after")
+    def _hub_id_has_a_source(self) -> RunSpec:
+        from sotacheck.reruns.benchmarks.loaders import check_hub_id
+
+        if self.hub_id is not None:
+            try:
+                check_hub_id(self.dataset, self.hub_id)
+            except SotacheckError as exc:
+                raise InputError(str(exc)) from None
         return self
 
     @model_validator(mode="after")

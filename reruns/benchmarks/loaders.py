@@ -309,10 +309,23 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 }
 
 
+HUB_DATASETS: frozenset[str] = frozenset({"mbpp-et", "mbpp-et-rows", "humaneval-plus", "mbpp-plus"})
+"""The benchmarks that can be read from a hub dataset (``hub_id``) instead of local files: those not bundled."""
+
+
 def load_dataset(name: str, data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
-    """Load a benchmark by name; an unknown name is a one-line error listing the known ones."""
+    """Load a benchmark by name, from ``hub_id`` where given (one of :data:`HUB_DATASETS`); an unknown name, or
+    a hub id for a benchmark that is not read from a hub, is a one-line error."""
+    check_hub_id(name, hub_id)
+    if hub_id:
+        return LOADERS[name](data_dir=data_dir, hub_id=hub_id)
+    return LOADERS[name](data_dir=data_dir)
+
+
+def check_hub_id(name: str, hub_id: str | None) -> None:
+    """Refuse an unknown dataset, and a hub id given for a dataset that has no hub source (it would be ignored)."""
     if name not in LOADERS:
         raise SotacheckError(f"unknown dataset {name!r}; known: {', '.join(LOADERS)}")
-    if name in ("mbpp-et", "mbpp-et-rows"):
-        return LOADERS[name](data_dir, hub_id)
-    return LOADERS[name](data_dir=data_dir)
+    if hub_id and name not in HUB_DATASETS:
+        raise SotacheckError(f"--hub-id {hub_id!r}: dataset {name!r} is not read from a hub (only "
+                             f"{', '.join(sorted(HUB_DATASETS))} are)")

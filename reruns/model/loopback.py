@@ -213,7 +213,7 @@ async def open_loopback(target: ModelTarget) -> AsyncIterator[OpenAICompatibleMo
         raise UsageError(f"--model {target.model!r}: the scripted test endpoint is named just 'loopback'")
     if target.dataset is None:
         raise UsageError("--model loopback answers from a dataset's canonical solutions: give the run's dataset")
-    problems = load_dataset(target.dataset, target.data_dir).problems
+    problems = load_dataset(target.dataset, target.data_dir, target.hub_id).problems
     responder = canonical_responder({p.entry_point: p.prompt + (p.canonical_solution or "") for p in problems})
     with LoopbackServer(responder) as server:
         model = OpenAICompatibleModel(server.base_url, target.model_name or "loopback", retry=target.retry,

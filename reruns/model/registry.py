@@ -53,6 +53,7 @@ class ModelTarget:
     dataset: str | None = None                     # the run's dataset and data directory (the loopback's answers)
     data_dir: str | None = None
     prefix_reuse: int = 0                          # the embedded server's prefix reuse (0: fresh evaluation)
+    hub_id: str | None = None                      # the run's hub dataset, where it reads one
 
 
 Opener = Callable[[ModelTarget], AbstractAsyncContextManager[ChatModel]]

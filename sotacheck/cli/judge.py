@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, data_dir_option, executor_option, ray_address_option, write_text
+from sotacheck.cli.options import PATH, data_dir_option, executor_option, hub_id_option, ray_address_option, write_text
 
 
 @click.command()
@@ -24,18 +24,19 @@ from sotacheck.cli.options import PATH, data_dir_option, executor_option, ray_ad
 @click.option("--run-out", type=PATH, default=None, help="Also write the verdicts as a run directory.")
 @click.option("--arm", default=None, help="Arm name for --run-out (default: samples file name).")
 @data_dir_option
+@hub_id_option
 @executor_option
 @ray_address_option
 def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, out: Path | None, workers: int | None,
-          test_timeout: float, run_out: Path | None, arm: str | None, data_dir: Path | None, executor: str,
-          ray_address: str | None) -> None:
+          test_timeout: float, run_out: Path | None, arm: str | None, data_dir: Path | None, hub_id: str | None,
+          executor: str, ray_address: str | None) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
 
     A completion whose first code line starts at column 0 is a whole program (judged after the
     prompt's imports and helpers); an indented one continues the prompt and is appended to it.
     """
     result = api.judge(dataset, samples, canonical, workers, test_timeout, data_dir, executor, ray_address,
-                       progress=not as_json and sys.stderr.isatty(), run_out=run_out, arm=arm)
+                       progress=not as_json and sys.stderr.isatty(), run_out=run_out, arm=arm, hub_id=hub_id)
     text = json.dumps(result.as_dict(), indent=2)
     if out is not None:
         write_text(out, text + "\n")

@@ -14,6 +14,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 data_dir_option = click.option("--data-dir", type=PATH, default=None,
                                help="Local benchmark files (else $SOTACHECK_DATA, else the copies shipped with "
                                     "sotacheck).")
+hub_id_option = click.option("--hub-id", default=None,
+                             help="Read the benchmark from this hub dataset instead of local files (the benchmarks "
+                                  "not bundled: mbpp-et, mbpp-et-rows, humaneval-plus, mbpp-plus).")
 baseline_option = click.option("--baseline", default=None,
                                help="Baseline arm of every study that has it, by its name in its run (default per "
                                     "study: the first pipeline its first run lists, else its first arm).")

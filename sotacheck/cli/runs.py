@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, data_dir_option, executor_option, ray_address_option, reuse_option
+from sotacheck.cli.options import PATH, data_dir_option, executor_option, hub_id_option, ray_address_option, reuse_option
 from sotacheck.core.errors import InputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,11 +63,11 @@ def _max_tokens(text: str | None) -> int | str | None:
 
 def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | None, seed: int,
                  temperature: float | None, top_p: float | None, max_tokens: str | None, concurrency: int,
-                 prefix_reuse: int, data_dir: Path | None, **more: Any) -> dict[str, Any]:
+                 prefix_reuse: int, data_dir: Path | None, hub_id: str | None, **more: Any) -> dict[str, Any]:
     return {"model": model, "model_name": model_name, "repeats": repeats, "limit": limit, "seed": seed,
             "temperature": temperature, "top_p": top_p, "max_tokens": _max_tokens(max_tokens),
             "concurrency": concurrency, "prefix_reuse": prefix_reuse, "data_dir": str(data_dir) if data_dir else None,
-            **more}
+            "hub_id": hub_id, **more}
 
 
 @click.command()
@@ -81,14 +81,15 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
 @click.option("--spec", type=PATH, default=None, help="A YAML run spec instead of the options above.")
 @original_code_option
 @data_dir_option
+@hub_id_option
 @executor_option
 @ray_address_option
 @reuse_option
 def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
           top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, request_timeout: float,
-          max_tries: int, spec: Path | None, original_code: tuple[str, ...], data_dir: Path | None, executor: str,
-          ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+          max_tries: int, spec: Path | None, original_code: tuple[str, ...], data_dir: Path | None, hub_id: str | None,
+          executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from sotacheck.reruns.grid import pipeline_params
     from sotacheck.reruns.run import RunSpec, load_spec, validate_spec
@@ -106,7 +107,7 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
         params = pipeline_params(param, names)
         fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
-                              prefix_reuse, data_dir, dataset=dataset, request_timeout_s=request_timeout,
+                              prefix_reuse, data_dir, hub_id, dataset=dataset, request_timeout_s=request_timeout,
                               max_tries=max_tries, original_code=checkouts,
                               pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
         run_spec = validate_spec(fields, "command line")
@@ -123,6 +124,7 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
 @click.option("--yes", is_flag=True, help="Allow a grid of more than 500 settings.")
 @original_code_option
 @data_dir_option
+@hub_id_option
 @executor_option
 @ray_address_option
 @reuse_option
@@ -130,11 +132,13 @@ def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: 
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
           top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, yes: bool,
           original_code: tuple[str, ...],
-          data_dir: Path | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+          data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None,
+          reuse: tuple[Path, ...]) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
     fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
-                          prefix_reuse, data_dir, dataset=dataset, original_code=_original_code(original_code))
+                          prefix_reuse, data_dir, hub_id, dataset=dataset,
+                          original_code=_original_code(original_code))
     run_spec = api.sweep_spec(pipeline, grid, fields, fixed, allow_large=yes)
     summary = api.rerun(run_spec, out, executor, ray_address, reuse)
     click.echo(f"sweep of {len(run_spec.pipelines)} settings: {summary.calls} calls requested, {summary.sent} made "
