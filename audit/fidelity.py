@@ -13,6 +13,7 @@ problem but no finish reasons: their truncation is "not recorded", never 0.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -133,3 +134,81 @@ def fidelity(runs: Sequence[Run]) -> list[ArmFidelity]:
 def truncation_warnings(rows: Sequence[ArmFidelity]) -> list[str]:
     """The warning lines of the arms over the threshold."""
     return [row.warning for row in rows if row.warning]
+
+
+@dataclass(frozen=True)
+class CellCalls:
+    """One cell's model calls and verdict.
+
+    Parameters
+    ----------
+    calls : model calls the cell made; None when its run does not record them.
+    status : the cell's status (``passed``, ``failed``, ``error``, ...).
+    cut : of its calls, those the token limit stopped; None when the run has no call table.
+    """
+
+    calls: int | None
+    status: str
+    cut: int | None
+
+
+@dataclass(frozen=True)
+class ProblemCalls:
+    """One problem × repeat, with its cell in each column of a :class:`CallsByProblem` (None: not run)."""
+
+    problem: str
+    repeat: int
+    cells: tuple[CellCalls | None, ...]
+
+
+@dataclass(frozen=True)
+class CallsByProblem:
+    """Calls per problem, arm by arm: the distribution :class:`ArmFidelity` summarises, cell by cell.
+
+    Parameters
+    ----------
+    columns : one per run × arm × dataset, in the runs' order, as (run, arm, dataset).
+    rows : one per problem × repeat, problems in natural order (HumanEval/2 before HumanEval/10).
+    """
+
+    columns: tuple[tuple[str, str, str], ...]
+    rows: tuple[ProblemCalls, ...]
+
+
+def calls_by_problem(runs: Sequence[Run]) -> CallsByProblem:
+    """Every cell's calls, cut replies and status, problem by problem, one column per arm of each run
+    (never pooled across runs)."""
+    columns: list[tuple[str, str, str]] = []
+    found: dict[tuple[str, int], dict[int, CellCalls]] = {}
+    for run in runs:
+        cut = _cut_per_cell(run.calls)
+        table = run.outcomes
+        for (arm, dataset), cells in table.groupby(["arm", "dataset"], sort=False):
+            column = len(columns)
+            columns.append((run.name, str(arm), str(dataset)))
+            counts = cells["calls"] if "calls" in cells else pd.Series(pd.NA, index=cells.index)
+            for problem, repeat, status, calls in zip(cells["problem"], cells["repeat"], cells["status"], counts,
+                                                      strict=True):
+                key = (str(problem), int(repeat))
+                found.setdefault(key, {})[column] = CellCalls(
+                    None if pd.isna(calls) else int(calls), str(status),
+                    None if cut is None else cut.get((str(arm), str(dataset), *key), 0))
+    rows = tuple(ProblemCalls(problem, repeat, tuple(cells.get(c) for c in range(len(columns))))
+                 for (problem, repeat), cells in sorted(found.items(), key=lambda item: _natural(*item[0])))
+    return CallsByProblem(tuple(columns), rows)
+
+
+def _natural(problem: str, repeat: int) -> tuple[tuple[tuple[int, int | str], ...], int]:
+    parts = re.split(r"(\d+)", problem)
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in parts), repeat
+
+
+def _cut_per_cell(calls: pd.DataFrame | None) -> dict[tuple[str, str, str, int], int] | None:
+    if calls is None:
+        return None
+    is_cut = calls["finish_reason"].fillna("").astype(str) == CUT_REASON
+    counted = calls.assign(cut=is_cut).groupby(["arm", "dataset", "problem", "repeat"], sort=False,
+                                               as_index=False)["cut"].sum()
+    return {(str(arm), str(dataset), str(problem), int(repeat)): int(number)
+            for arm, dataset, problem, repeat, number in zip(counted["arm"], counted["dataset"], counted["problem"],
+                                                             counted["repeat"], counted["cut"], strict=True)}

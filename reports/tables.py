@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from sotacheck.audit.analysis import AnalysisResult
+from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, ArmFidelity, CallsByProblem, CellCalls, truncation_warnings
 
 CIStyle = Literal["bracket", "pm"]
 
@@ -101,6 +102,58 @@ def comparison_table(analysis: AnalysisResult) -> Table:
                  align=("l" if labelled else "") + "lllrrlrrrrr")
 
 
+def _number(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:,.{digits}f}"
+
+
+def fidelity_table(rows: list[ArmFidelity]) -> Table:
+    """Per arm: calls and tokens per problem and the replies the token limit cut, overall and by stage (the
+    report's fidelity section as a table); a Run column when the arms come from several runs."""
+    several = len({row.run for row in rows}) > 1
+    body = []
+    for row in rows:
+        spread = "–" if row.calls_min is None else f"{row.calls_min}–{row.calls_max}"
+        frequent = ", ".join(f"{calls} ({cells})" for calls, cells in row.calls_counts[:3]) or "–"
+        share = row.truncation_share
+        cut = "not recorded" if share is None else f"{100 * share:.1f} % ({row.cut} of {row.calls_recorded})"
+        stages = ", ".join(f"{s.stage} {s.cut}/{s.calls}" for s in row.by_stage) or "–"
+        body.append(((Cell(row.run),) if several else ()) + (
+            Cell(row.arm), Cell(row.dataset), Cell(str(row.cells)), Cell(_number(row.calls_mean, 2)),
+            Cell(_number(row.calls_median)), Cell(spread), Cell(frequent), Cell(_number(row.prompt_tokens_mean, 0)),
+            Cell(_number(row.completion_tokens_mean, 0)), Cell(cut, bold=row.warning is not None), Cell(stages)))
+    caption = ("Calls and tokens per problem (mean, median, range; the most frequent call counts with their number of "
+               "cells) and the replies the token limit cut (finish_reason length), overall and by stage; bold: more "
+               f"than {100 * TRUNCATION_WARNING_SHARE:g} % cut. Imported logs record no finish reasons.")
+    warnings = truncation_warnings(rows)
+    columns = ("Arm", "Dataset", "Cells", "Calls (mean)", "Median", "Range", "Most frequent", "Prompt tok.",
+               "Completion tok.", "Cut", "Cut by stage")
+    return Table((("Run",) if several else ()) + columns, tuple(body), caption, label="tab:sotacheck-fidelity",
+                 align=("l" if several else "") + "llrrrrlrrll", notes=tuple(warnings))
+
+
+def _cell_calls(cell: CellCalls | None) -> str:
+    if cell is None:
+        return "–"
+    text = f"{'?' if cell.calls is None else cell.calls} {cell.status}"
+    return text + (f", {cell.cut} cut" if cell.cut else "")
+
+
+def calls_by_problem_table(view: CallsByProblem) -> Table:
+    """One row per problem (and repeat, where there are several), one column per arm: the cell's calls and
+    status, and how many of its replies the token limit cut."""
+    runs = {run for run, _, _ in view.columns}
+    datasets = {dataset for _, _, dataset in view.columns}
+    labels = tuple((f"{run}: " if len(runs) > 1 else "") + arm + (f" ({dataset})" if len(datasets) > 1 else "")
+                   for run, arm, dataset in view.columns)
+    repeats = any(row.repeat for row in view.rows)
+    body = tuple((Cell(row.problem),) + ((Cell(str(row.repeat)),) if repeats else ())
+                 + tuple(Cell(_cell_calls(cell)) for cell in row.cells) for row in view.rows)
+    caption = ("Model calls per problem and the cell's status, arm by arm; 'k cut': k of the cell's replies were "
+               "stopped by the token limit (finish_reason length); –: not run.")
+    return Table(("Problem",) + (("Repeat",) if repeats else ()) + labels, body, caption,
+                 label="tab:sotacheck-calls", align="l" + ("r" if repeats else "") + "r" * len(labels))
+
+
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                   "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
@@ -117,7 +170,8 @@ def to_latex(table: Table) -> str:
     for row in table.rows:
         cells = [rf"\textbf{{{_latex_escape(c.text)}}}" if c.bold else _latex_escape(c.text) for c in row]
         lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex_escape(table.caption)}}}",
+    caption = " ".join((table.caption, *table.notes))
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_latex_escape(caption)}}}",
               rf"\label{{{table.label}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
@@ -130,7 +184,8 @@ def to_markdown(table: Table) -> str:
              "|" + "|".join("---:" if a == "r" else "---" for a in (table.align or "l" * len(table.columns))) + "|"]
     for row in table.rows:
         lines.append("| " + " | ".join(f"**{esc(c.text)}**" if c.bold else esc(c.text) for c in row) + " |")
-    return "\n".join(lines) + f"\n\n{table.caption}\n"
+    notes = "".join(f"\n> {note}\n" for note in table.notes)
+    return "\n".join(lines) + f"\n\n{table.caption}\n" + notes
 
 
 def to_csv(table: Table) -> str:

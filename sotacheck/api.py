@@ -85,18 +85,29 @@ def analyze(runs: Iterable[Run | str | Path], baseline: str | None = None, confi
                         compare=[(str(a), str(b)) for a, b in pairs])
 
 
+TABLE_KINDS = ("pass-rates", "comparisons", "fidelity", "calls-by-problem")
+"""The tables ``sotacheck table --kind`` makes."""
+
+
 def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",
           baseline: str | None = None, compare: Sequence[tuple[str, str]] = ()) -> str:
-    """A paper table (``fmt`` latex, markdown or csv; ``kind`` pass-rates or comparisons; ``ci`` bracket or
-    pm) from the same numbers as :func:`analyze`."""
-    from sotacheck.reports.tables import RENDERERS, comparison_table, pass_rate_table
+    """A paper table (``fmt`` latex, markdown or csv; ``ci`` bracket or pm) of one ``kind``: ``pass-rates`` or
+    ``comparisons`` (the numbers of :func:`analyze`), ``fidelity`` (calls and tokens per problem and the replies
+    the token limit cut, per arm: :func:`sotacheck.audit.fidelity.fidelity`) or ``calls-by-problem`` (each
+    cell's calls, cut replies and status: :func:`sotacheck.audit.fidelity.calls_by_problem`)."""
+    from sotacheck.audit.fidelity import calls_by_problem, fidelity
+    from sotacheck.reports.tables import RENDERERS, calls_by_problem_table, comparison_table, fidelity_table, pass_rate_table
 
     if fmt not in RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(RENDERERS)}, got {fmt!r}")
     if ci not in ("bracket", "pm"):
         raise UsageError(f"--ci must be 'bracket' or 'pm', got {ci!r}")
-    if kind not in ("pass-rates", "comparisons"):
-        raise UsageError(f"--kind must be 'pass-rates' or 'comparisons', got {kind!r}")
+    if kind not in TABLE_KINDS:
+        raise UsageError(f"--kind must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
+    if kind in ("fidelity", "calls-by-problem"):
+        loaded = _runs(runs)
+        view = fidelity_table(fidelity(loaded)) if kind == "fidelity" else calls_by_problem_table(calls_by_problem(loaded))
+        return RENDERERS[fmt](view)
     result = analyze(runs, baseline, compare=compare)
     built = pass_rate_table(result, ci) if kind == "pass-rates" else comparison_table(result)  # type: ignore[arg-type]
     return RENDERERS[fmt](built)

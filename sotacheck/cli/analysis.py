@@ -75,7 +75,8 @@ def _mdd_text(c: Comparison) -> str:
 @click.command()
 @click.argument("runs", nargs=-1, required=True, type=PATH)
 @click.option("--format", "fmt", default="markdown", help="latex | markdown | csv")
-@click.option("--kind", default="pass-rates", help="pass-rates | comparisons")
+@click.option("--kind", default="pass-rates",
+              help="pass-rates | comparisons | fidelity (calls, tokens and cut replies per arm) | calls-by-problem")
 @click.option("--ci", default="bracket", help="bracket ([low, high]) | pm (±)")
 @baseline_option
 @compare_option

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 import sotacheck.api as api
-from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, fidelity, truncation_warnings
+from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, CellCalls, calls_by_problem, fidelity, truncation_warnings
 from sotacheck.core.outcomes import OutcomeError
 from sotacheck.core.rundir import CALL_COLUMNS, export_into, load_run
 from sotacheck.reports.html import build_model, render
@@ -103,3 +103,43 @@ def test_the_report_shows_the_figures_and_the_warning(tmp_path: Path) -> None:
     assert "8.7 % (11 of 126); debug 6/41" in section
     assert f"more than {100 * TRUNCATION_WARNING_SHARE:g} % cut is flagged" in section
     assert section.count("not recorded") >= 1
+
+
+def test_calls_by_problem_agrees_with_the_store_cell_by_cell(tmp_path: Path) -> None:
+    """Each cell's calls and status as its outcome row says, its cut replies counted again with SQL on the store,
+    problems in natural order, arms of different runs in columns of their own."""
+    methods, baselines = load_run(RUNS / "methods-qwen05b"), load_run(RUNS / "originals-baselines-qwen05b")
+    view = calls_by_problem([methods, baselines])
+    assert view.columns[:2] == (("methods-qwen05b", "codesim[d=5,p=5]", "humaneval"), ("methods-qwen05b", "cot", "humaneval"))
+    assert ("originals-baselines-qwen05b", "direct@original", "humaneval") in view.columns
+    assert [row.problem for row in view.rows] == [f"HumanEval/{i}" for i in range(20)]
+    store = tmp_path / "store.sqlite"
+    store.write_bytes(gzip.decompress((RUNS / "methods-qwen05b" / "store.sqlite.gz").read_bytes()))
+    db = sqlite3.connect(store)
+    cut = {(arm, problem): int(n) for arm, problem, n in db.execute(
+        "SELECT arm, problem, SUM(finish_reason = 'length') FROM calls GROUP BY arm, problem")}
+    db.close()
+    outcomes = methods.outcomes.set_index(["arm", "problem"])
+    checked = 0
+    for row in view.rows:
+        for (run, arm, _), cell in zip(view.columns, row.cells, strict=True):
+            if run != "methods-qwen05b":
+                assert (cell is None) == (row.problem not in {f"HumanEval/{i}" for i in range(5)})
+                continue
+            assert cell is not None
+            assert cell.calls == outcomes.loc[(arm, row.problem), "calls"]
+            assert cell.status == outcomes.loc[(arm, row.problem), "status"]
+            assert cell.cut == cut.get((arm, row.problem), 0)
+            checked += 1
+    assert checked == 6 * 20 and sum(cut.values()) == 11
+    mapcoder = view.columns.index(("methods-qwen05b", "mapcoder[k=3,t=5]", "humaneval"))
+    assert view.rows[10].cells[mapcoder] == CellCalls(9, "failed", 5)  # HumanEval/10: 5 of its 9 replies cut
+
+
+def test_an_imported_log_has_calls_but_no_cut_count(tmp_path: Path) -> None:
+    run, _ = api.import_logs("mapcoder", PUBLISHED, tmp_path / "mapcoder-he")
+    view = calls_by_problem([run])
+    column = view.columns.index((run.name, "MapCoder-5-5", "humaneval"))
+    counts = [row.cells[column].calls for row in view.rows if row.cells[column] is not None]
+    assert len(counts) == 164 and counts.count(12) == 112 and counts.count(41) == 21
+    assert all(row.cells[column] is None or row.cells[column].cut is None for row in view.rows)  # not recorded

@@ -116,3 +116,30 @@ def test_report_of_the_recorded_runs_has_their_sweep_sections(tmp_path) -> None:
     assert html.count("<h3>sweep-pycapsule-attempts-t08-qwen05b:pycapsule[max_attempts=8]</h3>") == 1
     assert "No decay fit for sweep-pycapsule-attempts-qwen05b:pycapsule[max_attempts=8]" in html
     assert "attempts 6–8 first solved 1\n    problem(s)" in html
+
+
+def test_fidelity_and_calls_by_problem_tables_render_the_audits_figures(tmp_path) -> None:
+    """The figures are ``audit.fidelity``'s (checked against the store there); here they reach each format."""
+    from sotacheck.audit.fidelity import fidelity
+    from sotacheck.core.rundir import load_run
+
+    methods = Path(__file__).resolve().parents[2] / "data" / "runs" / "methods-qwen05b"
+    rows = {row.arm: row for row in fidelity([load_run(methods)])}
+    csv_text = sotacheck("table", str(methods), "--kind", "fidelity", "--format", "csv").stdout
+    table = pd.read_csv(pd.io.common.StringIO(csv_text)).set_index("Arm")
+    assert set(table.index) == set(rows)
+    for arm, row in rows.items():
+        assert table.loc[arm, "Calls (mean)"] == pytest.approx(row.calls_mean, abs=0.005)
+        assert table.loc[arm, "Cells"] == row.cells == 20
+    assert table.loc["mapcoder[k=3,t=5]", "Cut"] == "8.7 % (11 of 126)"
+    assert table.loc["mapcoder[k=3,t=5]", "Cut by stage"] == "debug 6/41, plan 2/22, retrieve 3/20"
+    markdown = sotacheck("table", str(methods), "--kind", "fidelity").stdout
+    html = MarkdownIt("commonmark").enable("table").render(markdown)
+    assert html.count("<tr>") == 7 and "<strong>8.7 % (11 of 126)</strong>" in html
+    assert "> methods-qwen05b: arm mapcoder[k=3,t=5]: 8.7 % of its calls (11 of 126) were cut" in markdown
+    latex = sotacheck("table", str(methods), "--kind", "calls-by-problem", "--format", "latex").stdout
+    LatexWalker(latex).get_latex_nodes()
+    assert r"HumanEval/10 & 45 failed & 1 failed & 1 failed & 4 failed & 9 failed, 5 cut & 6 failed \\" in latex
+    wrong = sotacheck("table", str(methods), "--kind", "calls")
+    assert wrong.returncode == 2 and wrong.stderr.strip().endswith(
+        "--kind must be one of pass-rates, comparisons, fidelity, calls-by-problem, got 'calls'")
