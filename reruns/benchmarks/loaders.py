@@ -10,7 +10,6 @@ copies bundled with the package.
 
 from __future__ import annotations
 
-import ast
 import gzip
 import hashlib
 import json
@@ -20,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from sotacheck.core import pyast
 from sotacheck.core.errors import DataFileNotFound, SotacheckError
 from sotacheck.reruns.benchmarks.apps import load_apps
 from sotacheck.reruns.benchmarks.datadir import ENV_VAR, find_data_file
@@ -102,7 +102,7 @@ def _as_list(value: Any) -> list[str]:
     if value is None:
         return []
     if isinstance(value, str):
-        return list(ast.literal_eval(value)) if value.strip().startswith("[") else [value]
+        return list(pyast.literal_eval(value)) if value.strip().startswith("[") else [value]
     return list(value)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sotacheck.core import pyast
 from sotacheck.core.errors import InputError, UsageError
 
 # The repositories whose code sotacheck can run, by the key a user names them with.
@@ -107,7 +108,7 @@ def require_class(repository: str, path: str | Path, original: OriginalClass) ->
     try:
         with warnings.catch_warnings():  # their files have invalid escapes in prompt strings; not ours to report
             warnings.simplefilter("ignore")
-            tree = ast.parse(file.read_text(encoding="utf-8"), str(file))
+            tree = pyast.parse(file.read_text(encoding="utf-8"), str(file))
     except FileNotFoundError:
         raise InputError(f"original code {repository}={path}: no {original.file}, so no class "
                          f"{original.name}") from None

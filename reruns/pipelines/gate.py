@@ -22,6 +22,7 @@ import ast
 
 from pydantic import Field, field_validator
 
+from sotacheck.core import pyast
 from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
@@ -34,7 +35,7 @@ SYSTEM = "You are an expert Python programmer. Answer with code only."
 
 def _parameter_count(source: str, entry_point: str) -> int | None:
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return None
     for node in tree.body:
@@ -49,7 +50,7 @@ def unmet_conditions(ctx: PipelineContext, code: str | None) -> list[str]:
     if code is None:
         return ["no code was submitted"]
     try:
-        ast.parse(code)
+        pyast.parse(code)
     except SyntaxError as exc:
         return [f"the code does not parse ({exc.msg}, line {exc.lineno})"]
     gap = []

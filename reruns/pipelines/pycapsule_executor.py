@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from sotacheck.core import pyast
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -24,7 +26,7 @@ def signature_from(prompt: str, entry_point: str, first_test: str | None) -> Sig
     argument it passes (``arg1, arg2``, and its keywords by name)."""
     parameters = None
     try:
-        for node in ast.walk(ast.parse(prompt)):
+        for node in ast.walk(pyast.parse(prompt)):
             if isinstance(node, ast.FunctionDef) and node.name == entry_point:
                 parameters = ast.unparse(node.args)
                 break
@@ -41,7 +43,7 @@ def _first_call(test: str | None, entry_point: str) -> ast.Call | None:
     if not test:
         return None
     try:
-        tree = ast.parse(test.strip())
+        tree = pyast.parse(test.strip())
     except SyntaxError:
         return None
     for node in ast.walk(tree):
@@ -57,7 +59,7 @@ def strip_example_calls(code: str, entry_point: str) -> tuple[str, list[str]]:
     "__main__":`` blocks. Assignments stay, whatever their value calls (``_PAT = re.compile(...)`` is part
     of the program), as do definitions, imports and docstrings. Returns the code and what was removed."""
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except SyntaxError:
         return code, []
     kept, removed = [], []

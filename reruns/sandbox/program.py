@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+from sotacheck.core import pyast
+
 
 def is_whole_program(completion: str) -> bool:
     for line in completion.splitlines():
@@ -28,7 +30,7 @@ def is_whole_program(completion: str) -> bool:
 def prompt_preamble(prompt: str, entry_point: str) -> str:
     """The prompt's top-level statements other than the entry point's definition."""
     try:
-        tree = ast.parse(prompt)
+        tree = pyast.parse(prompt)
     except SyntaxError:
         return ""
     lines = prompt.splitlines(keepends=True)
