@@ -89,6 +89,11 @@ class ArmFidelity:
                 f"were cut by the token limit ({stages}): the method ran with truncated replies")
 
 
+def _is_cut(calls: pd.DataFrame) -> pd.Series:
+    """Per call: whether the token limit stopped its reply."""
+    return calls["finish_reason"].fillna("").astype(str) == CUT_REASON
+
+
 def _mean(values: pd.Series) -> float | None:
     values = values.dropna()
     return float(values.astype(float).mean()) if len(values) else None
@@ -101,7 +106,7 @@ def _arm(run: Run, arm: str, dataset: str, cells: pd.DataFrame, calls: pd.DataFr
     stages: tuple[StageTruncation, ...] = ()
     if calls is not None:
         own = calls[(calls["arm"] == arm) & (calls["dataset"] == dataset)]
-        is_cut = own["finish_reason"].fillna("").astype(str) == CUT_REASON
+        is_cut = _is_cut(own)
         recorded, cut = len(own), int(is_cut.sum())
         per_stage = own.assign(cut=is_cut).groupby("stage", sort=True)["cut"].agg(["size", "sum"])
         stages = tuple(StageTruncation(str(stage), int(row["size"]), int(row["sum"]))
@@ -206,8 +211,7 @@ def _natural(problem: str, repeat: int) -> tuple[tuple[tuple[int, int | str], ..
 def _cut_per_cell(calls: pd.DataFrame | None) -> dict[tuple[str, str, str, int], int] | None:
     if calls is None:
         return None
-    is_cut = calls["finish_reason"].fillna("").astype(str) == CUT_REASON
-    counted = calls.assign(cut=is_cut).groupby(["arm", "dataset", "problem", "repeat"], sort=False,
+    counted = calls.assign(cut=_is_cut(calls)).groupby(["arm", "dataset", "problem", "repeat"], sort=False,
                                                as_index=False)["cut"].sum()
     return {(str(arm), str(dataset), str(problem), int(repeat)): int(number)
             for arm, dataset, problem, repeat, number in zip(counted["arm"], counted["dataset"], counted["problem"],

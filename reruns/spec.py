@@ -75,10 +75,7 @@ class RunSpec(BaseModel):
         from sotacheck.reruns.benchmarks.loaders import check_hub_id
 
         if self.hub_id is not None:
-            try:
-                check_hub_id(self.dataset, self.hub_id)
-            except SotacheckError as exc:
-                raise InputError(str(exc)) from None
+            check_hub_id(self.dataset, self.hub_id)
         return self
 
     @model_validator(mode="after")

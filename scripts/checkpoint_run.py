@@ -12,35 +12,33 @@ session continues it with ``scripts/checkpoint_run.py --restore recordings/NAME 
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
-import shutil
 import sqlite3
 import sys
 import tempfile
 from pathlib import Path
 
+from sotacheck.reruns.store.run_store import pack, unpack
+
 
 def checkpoint(run_dir: Path, dest: Path) -> tuple[int, int]:
-    """Write ``dest/store.sqlite.gz`` from ``run_dir/store.sqlite``; return (cells, received calls)."""
+    """Write ``dest/store.sqlite.gz`` from ``run_dir/store.sqlite``; return (cells, received calls).
+
+    The live store is copied with SQLite's online backup first: :func:`pack` itself checkpoints and vacuums
+    the store it is given, which must not be the one a running run writes."""
     live = run_dir / "store.sqlite"
     if not live.is_file():
         raise SystemExit(f"{live}: no live run store to checkpoint")
     dest.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        copy_path = Path(tmp) / "store.sqlite"
+    with tempfile.TemporaryDirectory(dir=dest) as tmp:
         source = sqlite3.connect(f"file:{live.resolve()}?mode=ro", uri=True)
-        copy = sqlite3.connect(copy_path)
+        copy = sqlite3.connect(Path(tmp) / "store.sqlite")
         source.backup(copy)
         source.close()
-        copy.execute("VACUUM")
         cells = copy.execute("SELECT count(*) FROM cells").fetchone()[0]
         received = copy.execute("SELECT count(*) FROM calls WHERE state = 'received'").fetchone()[0]
         copy.close()
-        partial = dest / "store.sqlite.gz.partial"
-        with copy_path.open("rb") as raw, gzip.open(partial, "wb", compresslevel=9) as packed:
-            shutil.copyfileobj(raw, packed)
-        os.replace(partial, dest / "store.sqlite.gz")
+        os.replace(pack(Path(tmp)), dest / "store.sqlite.gz")
     return cells, received
 
 
@@ -49,8 +47,7 @@ def restore(dest: Path, run_dir: Path) -> None:
     if (run_dir / "store.sqlite").exists():
         raise SystemExit(f"{run_dir}/store.sqlite exists; not overwriting a live store")
     run_dir.mkdir(parents=True, exist_ok=True)
-    with gzip.open(dest / "store.sqlite.gz", "rb") as packed, (run_dir / "store.sqlite").open("wb") as raw:
-        shutil.copyfileobj(packed, raw)
+    unpack(dest / "store.sqlite.gz", run_dir / "store.sqlite")
 
 
 def main(argv: list[str]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sotacheck.core import pyast
-from sotacheck.core.errors import DataFileNotFound, SotacheckError
+from sotacheck.core.errors import DataFileNotFound, InputError, SotacheckError
 from sotacheck.reruns.benchmarks.apps import load_apps
 from sotacheck.reruns.benchmarks.datadir import ENV_VAR, find_data_file
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
@@ -309,8 +310,10 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 }
 
 
-HUB_DATASETS: frozenset[str] = frozenset({"mbpp-et", "mbpp-et-rows", "humaneval-plus", "mbpp-plus"})
-"""The benchmarks that can be read from a hub dataset (``hub_id``) instead of local files: those not bundled."""
+HUB_DATASETS: frozenset[str] = frozenset(name for name, load in LOADERS.items()
+                                         if "hub_id" in inspect.signature(load).parameters)
+"""The benchmarks that can be read from a hub dataset (``hub_id``) instead of local files: those whose loader
+takes one (the ones not bundled)."""
 
 
 def load_dataset(name: str, data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
@@ -327,5 +330,5 @@ def check_hub_id(name: str, hub_id: str | None) -> None:
     if name not in LOADERS:
         raise SotacheckError(f"unknown dataset {name!r}; known: {', '.join(LOADERS)}")
     if hub_id and name not in HUB_DATASETS:
-        raise SotacheckError(f"--hub-id {hub_id!r}: dataset {name!r} is not read from a hub (only "
+        raise InputError(f"--hub-id {hub_id!r}: dataset {name!r} is not read from a hub (only "
                              f"{', '.join(sorted(HUB_DATASETS))} are)")
