@@ -1,130 +1,37 @@
 """The standard analysis of one or more runs: pass rate with CI per arm and dataset, grouped into studies
 (:mod:`sotacheck.audit.studies`: the same problems, model, endpoint, sampling and judge), and within each
 study every arm's paired comparison against that study's baseline, Holm-corrected within the study, each
-with a power note. A comparison across studies is made only when asked for by name, and says so."""
+with a power note. A comparison across studies is made only when asked for by name, and says so. An arm
+without a complete result, and a comparison that cannot be made, are reported as such
+(:mod:`sotacheck.audit.analysis_results`), never a reason to stop."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sotacheck.audit.analysis_results import (
+    REQUESTED,
+    AnalysisResult,
+    ArmSummary,
+    Comparison,
+    NotCompared,
+    StudyResult,
+    UnscoredArm,
+)
 from sotacheck.audit.intervals import clustered_pass_rate
 from sotacheck.audit.paired import holm, mcnemar_exact, paired_bootstrap_difference, sign_flip_test
 from sotacheck.audit.power import mdd_paired
 from sotacheck.audit.studies import RUN_COLUMN, Study, find_studies
 from sotacheck.core.rundir import OutcomeError, Run
 
-
-@dataclass(frozen=True)
-class ArmSummary:
-    arm: str
-    dataset: str
-    n: int
-    n_repeats: int
-    n_errors: int
-    pass_rate: float
-    ci_low: float
-    ci_high: float
-    ci_method: str
-    design_effect: float
-    calls_per_problem: float | None
-    prompt_tokens_per_problem: float | None
-    completion_tokens_per_problem: float | None
-    notes: tuple[str, ...] = ()
-    study: str = ""
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Arm ``a`` against baseline ``b`` on their shared problems. ``b_count``: problems where a did
-    better, ``c_count``: where b did better (per problem, over repeats). ``mdd``: the smallest difference
-    in pass rate the test used detects with 80 % power (two-sided, alpha 0.05; see
-    :func:`sotacheck.audit.power.mdd_paired`). ``study``: the study both arms belong to, or ``S1 vs S3``
-    for a comparison across studies the user asked for; ``family``: the Holm family, a study's id or
-    ``requested``."""
-
-    a: str
-    b: str
-    dataset: str
-    n: int
-    n_repeats: int
-    diff: float
-    ci_low: float
-    ci_high: float
-    b_count: int
-    c_count: int
-    test: str
-    pvalue: float
-    midp: float | None
-    pvalue_holm: float
-    mdd: float
-    notes: tuple[str, ...] = ()
-    study: str = ""
-    family: str = ""
-
-
-@dataclass(frozen=True)
-class StudyResult:
-    """One study's place in an analysis: its conditions, the baseline its arms are compared against
-    (``None`` with a single arm) and what the analysis says about the choice."""
-
-    study: Study
-    baseline: str | None
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class AnalysisResult:
-    """Arms, comparisons and studies. ``baseline`` is the arm the user named, else the first study's."""
-
-    arms: tuple[ArmSummary, ...]
-    comparisons: tuple[Comparison, ...]
-    baseline: str
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    studies: tuple[StudyResult, ...] = field(default_factory=tuple)
-
-    def in_study(self, study: str) -> tuple[list[ArmSummary], list[Comparison]]:
-        """The arm summaries and the comparisons (its Holm family) of one study."""
-        return ([a for a in self.arms if a.study == study], [c for c in self.comparisons if c.family == study])
-
-    def for_study(self, study: str) -> AnalysisResult:
-        """The part of this result that concerns one study, as a result of its own (for its tables)."""
-        arms, comparisons = self.in_study(study)
-        chosen = [s for s in self.studies if s.study.id == study]
-        if not chosen:
-            raise OutcomeError(f"no study {study!r}; studies: {', '.join(s.study.id for s in self.studies)}")
-        return AnalysisResult(tuple(arms), tuple(comparisons), chosen[0].baseline or self.baseline, (), tuple(chosen))
-
-    @property
-    def requested(self) -> list[Comparison]:
-        """The comparisons the user asked for by name (their own Holm family)."""
-        return [c for c in self.comparisons if c.family == REQUESTED]
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready; a non-finite number (an undetectable MDD) becomes null, never NaN/Infinity."""
-        return _finite({"baseline": self.baseline, "arms": [asdict(a) for a in self.arms],
-                        "comparisons": [asdict(c) for c in self.comparisons], "notes": list(self.notes),
-                        "studies": [{**asdict(s.study), "baseline": s.baseline, "notes": list(s.notes)}
-                                    for s in self.studies],
-                        "holm": "Holm (method='holm') within each study's comparisons against its baseline; "
-                                "the comparisons asked for by name are one family of their own"})
-
-
-REQUESTED = "requested"
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
+__all__ = ["REQUESTED", "AnalysisResult", "ArmSummary", "Comparison", "NotCompared", "PairedOutcomes", "StudyResult",
+           "UnscoredArm", "analyze", "combine_runs", "compare_arms", "compare_if_possible", "default_baseline",
+           "outcome_matrix", "paired_outcomes", "paper_defaults", "study_findings", "summarise_arm", "unscored_arm"]
 
 
 def combine_runs(runs: list[Run]) -> pd.DataFrame:
@@ -187,6 +94,18 @@ def paired_outcomes(table_a: pd.DataFrame, arm_a: str, table_b: pd.DataFrame, ar
 def _per_problem(cells: pd.DataFrame, column: str) -> float | None:
     values = cells.groupby("problem")[column].sum(min_count=1).astype("float")
     return None if values.isna().all() else float(values.mean())
+
+
+def unscored_arm(table: pd.DataFrame, arm: str, dataset: str) -> UnscoredArm | None:
+    """``None`` when the arm has a problem with a complete, non-error result on ``dataset``; else what it has
+    instead (all cells errors, or errors and missing repeats on every problem)."""
+    if not outcome_matrix(table, arm, dataset).dropna().empty:
+        return None
+    cells = table[(table["arm"] == arm) & (table["dataset"] == dataset)]
+    n_errors = int((cells["status"] == "error").sum())
+    cause = (f"all {len(cells)} cells are errors" if n_errors == len(cells) else
+             f"every problem has an errored or missing repeat ({n_errors} of {len(cells)} cells are errors)")
+    return UnscoredArm(arm, dataset, len(cells), n_errors, cause)
 
 
 def summarise_arm(table: pd.DataFrame, arm: str, dataset: str, confidence_level: float = 0.95) -> ArmSummary:
@@ -319,30 +238,70 @@ def analyze(runs: list[Run], baseline: str | None = None, confidence_level: floa
         raise OutcomeError(f"baseline arm {baseline!r} is not in the runs; arms: {', '.join(arms_in_order)}")
     summaries: list[ArmSummary] = []
     comparisons: list[Comparison] = []
+    unscored: list[UnscoredArm] = []
+    not_compared: list[NotCompared] = []
     results = []
     for study in studies:
         cells = table[table["study"] == study.id]
+        lacking = {arm: u for arm in study.arms if (u := unscored_arm(cells, arm, study.dataset))}
+        unscored += [replace(u, study=study.id) for u in lacking.values()]
         summaries += [replace(summarise_arm(cells, arm, study.dataset, confidence_level), study=study.id)
-                      for arm in study.arms]
+                      for arm in study.arms if arm not in lacking]
         chosen, notes = _study_baseline(runs, table, study, baseline) if len(study.arms) > 1 else (None, [])
-        family = [replace(compare_arms(cells, arm, chosen, study.dataset, confidence_level, n_resamples, seed),
-                          study=study.id, family=study.id) for arm in study.arms if chosen and arm != chosen]
+        family = []
+        for arm in study.arms:
+            if chosen and arm != chosen:
+                made = compare_if_possible(cells, arm, chosen, study.dataset, confidence_level, n_resamples, seed)
+                if isinstance(made, NotCompared):
+                    not_compared.append(replace(made, family=study.id))
+                else:
+                    family.append(replace(made, study=study.id, family=study.id))
         comparisons += _holm_within(family)
         results.append(StudyResult(study, chosen, tuple(notes)))
-    comparisons += _holm_within(_requested(table, studies, compare, confidence_level, n_resamples, seed))
+    requested, refused = _requested(table, studies, compare, confidence_level, n_resamples, seed)
+    comparisons += _holm_within(requested)
+    not_compared += refused
     notes = []
     if len(studies) > 1:
         notes.append(f"{len(studies)} studies: arms are compared only within their study (same problems, model, "
                      f"endpoint, sampling and judge); Holm runs within each study")
+    notes += [n.describe() for n in refused]
     first = next((r.baseline for r in results if r.baseline), arms_in_order[0])
-    return AnalysisResult(tuple(summaries), tuple(comparisons), baseline or first, tuple(notes), tuple(results))
+    return AnalysisResult(tuple(summaries), tuple(comparisons), baseline or first, tuple(notes), tuple(results),
+                          tuple(unscored), tuple(not_compared))
+
+
+def compare_if_possible(table: pd.DataFrame, a: str, b: str, dataset: str, confidence_level: float = 0.95,
+                        n_resamples: int = 10_000, seed: int = 0) -> Comparison | NotCompared:
+    """:func:`compare_arms`, or why it cannot be made.
+
+    Parameters
+    ----------
+    table : the combined outcome table.
+    a, b : the arm and the arm it is compared against.
+    dataset : the dataset both are compared on.
+    confidence_level, n_resamples, seed : as :func:`compare_arms`.
+
+    Returns
+    -------
+    Comparison | NotCompared
+        ``NotCompared`` when an arm has no complete result on ``dataset`` (:func:`unscored_arm`) or the two
+        have complete results on different problems only; the analysis reports it instead of stopping.
+    """
+    lacking = [u for arm in (a, b) if (u := unscored_arm(table, arm, dataset))]
+    if lacking:
+        return NotCompared(a, b, dataset, "; ".join(f"{u.arm}: {u.cause}" for u in lacking))
+    if paired_outcomes(table, a, table, b, dataset).problems.empty:
+        return NotCompared(a, b, dataset, "no problem has complete results in both")
+    return compare_arms(table, a, b, dataset, confidence_level, n_resamples, seed)
 
 
 def _requested(table: pd.DataFrame, studies: tuple[Study, ...], pairs: Sequence[tuple[str, str]],
-               confidence_level: float, n_resamples: int, seed: int) -> list[Comparison]:
-    """The comparisons the user named, on every dataset both arms have, labelled with their studies."""
+               confidence_level: float, n_resamples: int, seed: int) -> tuple[list[Comparison], list[NotCompared]]:
+    """The comparisons the user named, on every dataset both arms have, labelled with their studies; and
+    those that cannot be made (see :func:`compare_if_possible`)."""
     by_id = {s.id: s for s in studies}
-    out = []
+    out, refused = [], []
     for a, b in pairs:
         for arm in (a, b):
             if arm not in set(table["arm"]):
@@ -354,14 +313,17 @@ def _requested(table: pd.DataFrame, studies: tuple[Study, ...], pairs: Sequence[
         for dataset in shared:
             study_a = by_id[table.loc[(table["arm"] == a) & (table["dataset"] == dataset), "study"].iloc[0]]
             study_b = by_id[table.loc[(table["arm"] == b) & (table["dataset"] == dataset), "study"].iloc[0]]
-            comparison = compare_arms(table, a, b, dataset, confidence_level, n_resamples, seed)
+            comparison = compare_if_possible(table, a, b, dataset, confidence_level, n_resamples, seed)
+            if isinstance(comparison, NotCompared):
+                refused.append(replace(comparison, family=REQUESTED))
+                continue
             if study_a.id == study_b.id:
                 label, note = study_a.id, "asked for by name, within one study"
             else:
                 label = f"{study_a.id} vs {study_b.id}"
                 note = f"across studies, asked for by name: {'; '.join(study_a.differences(study_b))}"
             out.append(replace(comparison, study=label, family=REQUESTED, notes=(note, *comparison.notes)))
-    return out
+    return out, refused
 
 
 def _holm_within(family: list[Comparison]) -> list[Comparison]:
@@ -373,6 +335,11 @@ def study_findings(result: AnalysisResult, study: StudyResult, alpha: float = 0.
     """One sentence: what a study compared with what, and what was found."""
     arms, comparisons = result.in_study(study.study.id)
     head = f"{study.study.id}: {len(arms)} arm(s) on {study.study.dataset} ({study.study.n_problems} problems)"
+    lacking = [u.arm for u in result.unscored if u.study == study.study.id]
+    if lacking:
+        head += f", {len(lacking)} more without any complete result ({', '.join(lacking)})"
+    if not arms:
+        return f"{head}: no pass rate to report."
     if not comparisons:
         best = max(arms, key=lambda a: a.pass_rate)
         return f"{head}; a single arm, {best.arm} at {100 * best.pass_rate:.1f} %: nothing to compare."

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from sotacheck.audit.analysis import combine_runs, compare_arms
+from sotacheck.audit.analysis import NotCompared, combine_runs, compare_if_possible
 from sotacheck.audit.claim_registry import Claim, ClaimsError, load_registry
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.audit.power import mdd_paired_exact, mdd_unpaired
@@ -268,7 +268,9 @@ def _rerun(claim: Claim, runs: list[Run]) -> tuple[Verdict, str, float | None, d
             raise ClaimsError(f"claim {claim.id!r}: field `rerun.{field_name}`: arm {arm!r} is not in run "
                               f"{claim.rerun.run!r} on {claim.rerun.dataset!r} (arms there: "
                               f"{', '.join(sorted(present)) or 'none'})")
-    comparison = compare_arms(table, claim.rerun.method_arm, claim.rerun.baseline_arm, claim.rerun.dataset)
+    comparison = compare_if_possible(table, claim.rerun.method_arm, claim.rerun.baseline_arm, claim.rerun.dataset)
+    if isinstance(comparison, NotCompared):
+        return UNVERIFIABLE, f"In the rerun {claim.rerun.run!r}, {comparison.describe()}.", None, {}, []
     numbers = {"measured_margin_pp": 100 * comparison.diff, "ci_pp": [100 * comparison.ci_low, 100 * comparison.ci_high],
                "b": comparison.b_count, "c": comparison.c_count, "n": comparison.n, "test": comparison.test,
                "published_margin_pp": claim.margin if claim.margin is not None else (

@@ -10,7 +10,14 @@ from typing import Any
 
 import pandas as pd
 
-from sotacheck.audit.analysis import compare_arms, summarise_arm
+from sotacheck.audit.analysis import (
+    Comparison,
+    NotCompared,
+    UnscoredArm,
+    compare_if_possible,
+    summarise_arm,
+    unscored_arm,
+)
 from sotacheck.audit.paired import holm
 from sotacheck.core.arms import parameters_of
 from sotacheck.core.rundir import OutcomeError
@@ -96,6 +103,8 @@ class SweepResult:
     parameters: tuple[str, ...]
     default_arm: str
     rows: tuple[SweepRow, ...]
+    unscored: tuple[UnscoredArm, ...] = ()  # settings without a complete result: no row
+    not_compared: tuple[NotCompared, ...] = ()  # settings that could not be compared with the reference
 
     def frame(self) -> pd.DataFrame:
         records = [{**r.setting, **{k: v for k, v in r.__dict__.items() if k != "setting"}} for r in self.rows]
@@ -118,12 +127,16 @@ def sweep_table(table: pd.DataFrame, dataset: str, default_arm: str, arms: list[
     every = tuple(dict.fromkeys(k for s in settings.values() for k in s))
     # The swept parameters are those that vary; one held fixed (the gate's base) is not an axis.
     names = tuple(n for n in every if len({s.get(n) for s in settings.values()}) > 1) or every
-    others = [a for a in arms if a != default_arm]
-    comparisons = {a: compare_arms(table, a, default_arm, dataset, confidence_level, n_resamples, seed)
-                   for a in others}
+    lacking = {a: u for a in arms if (u := unscored_arm(table, a, dataset))}
+    made = {a: compare_if_possible(table, a, default_arm, dataset, confidence_level, n_resamples, seed)
+            for a in arms if a != default_arm}
+    comparisons = {a: c for a, c in made.items() if isinstance(c, Comparison)}
+    others = list(comparisons)
     adjusted = dict(zip(others, holm([comparisons[a].pvalue for a in others]), strict=True)) if others else {}
     rows = []
     for arm in sorted(arms, key=lambda a: tuple(setting_sort_key(settings[a].get(n, "")) for n in names)):
+        if arm in lacking:
+            continue
         summary = summarise_arm(table, arm, dataset, confidence_level)
         tokens = None
         if summary.prompt_tokens_per_problem is not None and summary.completion_tokens_per_problem is not None:
@@ -135,7 +148,8 @@ def sweep_table(table: pd.DataFrame, dataset: str, default_arm: str, arms: list[
             comparison.diff if comparison else None, comparison.b_count if comparison else None,
             comparison.c_count if comparison else None, comparison.pvalue if comparison else None,
             float(adjusted[arm]) if comparison else None))
-    return SweepResult(dataset, names, default_arm, tuple(rows))
+    return SweepResult(dataset, names, default_arm, tuple(rows), tuple(lacking.values()),
+                       tuple(c for c in made.values() if isinstance(c, NotCompared)))
 
 
 def setting_sort_key(value: object) -> tuple[int, float | str]:

@@ -86,7 +86,7 @@ def _sweeps(table: Any, dataset: str, defaults: dict[str, dict[str, Any]]) -> li
     for result in find_sweeps(table, dataset, defaults):
         pipeline = arm_family(table, result.default_arm)
         figure = None
-        if len(result.parameters) == 1:
+        if result.rows and len(result.parameters) == 1:
             name = result.parameters[0]
             rows = list(result.rows)
             figure = Figure(f"{pipeline}: pass@1 against {name} on {dataset}",
@@ -94,7 +94,7 @@ def _sweeps(table: Any, dataset: str, defaults: dict[str, dict[str, Any]]) -> li
                             figures.sweep_line([r.setting[name] for r in rows], [r.pass_rate for r in rows],
                                                [r.ci_low for r in rows], [r.ci_high for r in rows], name,
                                                f"{pipeline} sweep over {name} ({dataset})"))
-        elif len(result.parameters) == 2:
+        elif result.rows and len(result.parameters) == 2:
             p1, p2 = result.parameters
             v1 = sorted({r.setting[p1] for r in result.rows}, key=setting_sort_key)
             v2 = sorted({r.setting[p2] for r in result.rows}, key=setting_sort_key)
@@ -160,6 +160,8 @@ def _study_section(result: AnalysisResult, study: StudyResult, table: Any) -> St
     dataset, sid = study.study.dataset, study.study.id
     section = StudySection(study, study_findings(result, study), part, _table_html(to_markdown(pass_rate_table(part))),
                            _table_html(to_markdown(comparison_table(part))) if part.comparisons else "")
+    if not arms:
+        return section
     section.figures.append(Figure(f"{sid}: pass@1 per arm on {dataset}", f"Forest plot of pass@1 with 95 % CIs for "
                                   f"the {len(arms)} arms of study {sid}",
                                   figures.forest_plot(names, [a.pass_rate for a in arms], [a.ci_low for a in arms],
@@ -206,11 +208,14 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     studies = [_study_section(analysis, study, table) for study in analysis.studies]
     summary += [section.findings for section in studies]
     requested = None
+    refused = tuple(n for n in analysis.not_compared if n.asked_for)
     if analysis.requested:
-        part = AnalysisResult((), tuple(analysis.requested), analysis.baseline, (), analysis.studies)
+        part = AnalysisResult((), tuple(analysis.requested), analysis.baseline, (), analysis.studies,
+                              not_compared=refused)
         requested = _table_html(to_markdown(comparison_table(part)))
         summary.append(f"{len(analysis.requested)} comparison(s) asked for by name, "
                        f"{sum(' vs ' in c.study for c in analysis.requested)} of them across studies.")
+    summary += [f"Asked for by name, {n.describe()}." for n in refused]
     model = ReportModel("sotacheck audit report", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), summary, claims,
                         counts, analysis, studies, requested, missing=missing)
     for index, run in enumerate(runs):  # sweeps and decay fits stay within the run that made them

@@ -49,8 +49,10 @@ def pass_rate_table(analysis: AnalysisResult, ci_style: CIStyle = "bracket", alp
     for study in analysis.studies:
         arms, family = analysis.in_study(study.study.id)
         comparisons = {c.a: c for c in family}
-        best = max(arms, key=lambda a: a.pass_rate)
-        if best.arm == study.baseline:
+        best = max(arms, key=lambda a: a.pass_rate, default=None)
+        if best is None:
+            bold_best = False
+        elif best.arm == study.baseline:
             bold_best = bool(family) and all(c.pvalue_holm < alpha and c.diff < 0 for c in family)
         else:
             c = comparisons.get(best.arm)
@@ -64,6 +66,9 @@ def pass_rate_table(analysis: AnalysisResult, ci_style: CIStyle = "bracket", alp
                 Cell(_ci(arm.pass_rate, arm.ci_low, arm.ci_high, ci_style), bold=bold_best and arm is best),
                 Cell(f"{arm.calls_per_problem:.1f}" if arm.calls_per_problem is not None else "–"),
                 Cell(f"{tokens:.0f}" if arm.prompt_tokens_per_problem is not None else "–"), Cell(p)))
+        rows += [((Cell(study.study.id),) if several else ()) + (
+            Cell(u.arm), Cell(u.dataset), Cell("0"), Cell("no result"), Cell("–"), Cell("–"), Cell("–"))
+            for u in analysis.unscored if u.study == study.study.id]
     n = sorted({a.n for a in analysis.arms})
     repeats = sorted({a.n_repeats for a in analysis.arms})
     tests = sorted({c.test for c in analysis.comparisons if c.family != "requested"}) or ["none"]
@@ -77,8 +82,9 @@ def pass_rate_table(analysis: AnalysisResult, ci_style: CIStyle = "bracket", alp
         caption += " " + " ".join(f"{s.study.id}: {s.study.describe()}." for s in analysis.studies)
     columns = ("Arm", "Dataset", "n", "Pass@1 [95% CI]" if ci_style == "bracket" else "Pass@1 ± CI",
                "Calls", "Tokens", "p (Holm)")
+    unscored = tuple(f"{u.arm} on {u.dataset}: {u.reason}." for u in analysis.unscored)
     return Table((("Study",) if several else ()) + columns, tuple(rows), caption,
-                 align=("l" if several else "") + "llrrrrr")
+                 align=("l" if several else "") + "llrrrrr", notes=unscored)
 
 
 def comparison_table(analysis: AnalysisResult) -> Table:
@@ -98,8 +104,9 @@ def comparison_table(analysis: AnalysisResult) -> Table:
         caption += (" Rows asked for by name are one Holm family of their own; a Study entry 'S1 vs S3' is a "
                     "comparison across studies (different model, sampling, problems or judge).")
     columns = ("Arm", "Baseline", "Dataset", "n", "Diff (pp)", "95% CI", "b", "c", "p", "mid-p", "p (Holm)")
+    not_made = tuple(f"{n.describe()}." for n in analysis.not_compared)
     return Table((("Study",) if labelled else ()) + columns, rows, caption, label="tab:sotacheck-paired",
-                 align=("l" if labelled else "") + "lllrrlrrrrr")
+                 align=("l" if labelled else "") + "lllrrlrrrrr", notes=not_made)
 
 
 def _number(value: float | None, digits: int = 1) -> str:

@@ -41,8 +41,14 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
         for a in arms:
             click.echo(f"  {a.arm:{width}s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
                        + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
+        for u in result.unscored:
+            if u.study == study.study.id:
+                click.echo(f"  {u.arm:{width}s} {0:4d} {'–':>6s}  no result: {u.cause}")
         for note in study.notes:
             click.echo(f"  note: {note}")
+        for n in result.not_compared:
+            if n.family == study.study.id:
+                click.echo(f"  note: {n.describe()}")
         if comparisons:
             click.echo(f"  against baseline {study.baseline} (Holm across the {len(comparisons)} comparisons of "
                        f"{study.study.id}):")
@@ -51,6 +57,9 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
     if result.requested:
         click.echo(f"asked for by name (Holm across these {len(result.requested)}):")
         _comparison_lines(result.requested, with_study=True)
+    for n in result.not_compared:
+        if n.asked_for:
+            click.echo(f"asked for by name, {n.describe()}")
 
 
 def _comparison_lines(comparisons: list[Comparison], with_study: bool = False) -> None:
