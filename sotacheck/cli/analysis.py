@@ -36,14 +36,14 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
     for study in result.studies:
         arms, comparisons = result.in_study(study.study.id)
         click.echo(f"{study.study.id}: {study.study.describe()}")
-        width = max([28, *(len(a.arm) for a in arms)])
+        unscored = [u for u in result.unscored if u.study == study.study.id]
+        width = max([28, *(len(a.arm) for a in arms), *(len(u.arm) for u in unscored)])
         click.echo(f"  {'arm':{width}s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
         for a in arms:
             click.echo(f"  {a.arm:{width}s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
                        + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
-        for u in result.unscored:
-            if u.study == study.study.id:
-                click.echo(f"  {u.arm:{width}s} {0:4d} {'–':>6s}  no result: {u.cause}")
+        for u in unscored:
+            click.echo(f"  {u.arm:{width}s} {0:4d} {'–':>6s}  no result: {u.cause}")
         for note in study.notes:
             click.echo(f"  note: {note}")
         for n in result.not_compared:
