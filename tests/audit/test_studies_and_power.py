@@ -66,11 +66,17 @@ def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> 
         assert conditions[c.a] == conditions[c.b], (c.a, c.b)
         assert c.study == c.family
     by_study = {s.study.id: s for s in result.studies}
-    assert len(by_study) == 7
+    assert len(by_study) == 8
     # the authors' four baselines on 5 problems (paper sampling) are a study of their own
     originals = next(s for s in result.studies if s.study.n_problems == 5)
     assert sorted(originals.study.arms) == [f"{name}@original"
                                             for name in ("analogical", "cot", "direct", "selfplanning")]
+    # ours beside the authors' MapCoder and CodeSim on 10 problems (paper sampling): a study of its own, in which
+    # the authors' MapCoder, every cell an error, has no pass rate and enters no comparison
+    beside = next(s for s in result.studies if "originals-qwen05b" in s.study.runs)
+    assert beside.study.n_problems == 10 and "top_p=0.95, max_tokens=none" in beside.study.sampling
+    assert [u.arm for u in result.unscored if u.study == beside.study.id] == [
+        "originals-qwen05b:mapcoder@original[k=3,t=5]"]
     # the APPS rerun, at the methods' paper sampling (no reply cap), is a study of its own
     apps = next(s for s in result.studies if s.study.dataset == "apps")
     assert "top_p=0.95, max_tokens=none" in apps.study.sampling and apps.study.n_problems == 10
