@@ -56,7 +56,8 @@ def test_imported_pass_rates_are_those_evalplus_reported() -> None:
 SHARED = Path(os.environ.get("SOTACHECK_DATA") or "/nonexistent") / "published-runs" / "mapcoder" / "ChatGPT" / "HumanEvalPlus"
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="the plain copy of MapCoder's released runs: set $SOTACHECK_DATA to the full data folder")
+@pytest.mark.skipif(not SHARED.is_dir(),
+                    reason="the plain copy of MapCoder's released runs: set $SOTACHECK_DATA to the full data folder")
 def test_the_shared_copy_of_mapcoder_results_gives_exactly_what_evalplus_reported() -> None:
     """The same files as ../shared holds them (plain; the bundled ones are these, gzip-compressed, checked byte
     for byte): each arm's base and base + extra pass rates are exactly EvalPlus's, a count over 164 both ways."""

@@ -37,7 +37,8 @@ REFERENCE = Path(os.environ.get(REFERENCE_ENV) or "/nonexistent/reference-impls"
 CHECKOUTS = {"mapcoder": str(REFERENCE / "mapcoder"), "codegenerator": str(REFERENCE / "codegenerator")}
 REQUIRES_CHECKOUTS = pytest.mark.skipif(
     not all(Path(path).is_dir() for path in CHECKOUTS.values()),
-    reason=f"the authors' MapCoder and CodeGenerator checkouts: set ${REFERENCE_ENV} to the folder holding mapcoder/ and codegenerator/")
+    reason=f"the authors' MapCoder and CodeGenerator checkouts: set ${REFERENCE_ENV} to the folder holding "
+           "mapcoder/ and codegenerator/")
 # The authors' call sites (the variables their run_single_pass holds the messages in) → the stage names ours use.
 ORIGINAL_STAGES = {
     "input_kb_exemplars": "retrieve", "input_for_problem_planning": "plan", "input_for_planning_verification": "verify",
