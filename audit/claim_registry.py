@@ -145,12 +145,16 @@ class Registry(_Strict):
 def load_registry(path: str | Path) -> Registry:
     """Read and validate one registry file; errors name the file, the claim id and the field."""
     file = Path(path)
+    if file.is_dir():
+        raise ClaimsError(f"{file}: a directory, where a claims file is expected")
     if not file.is_file():
         raise ClaimsError(f"{file}: claims file does not exist")
     try:
         raw = yaml.safe_load(file.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ClaimsError(f"{file}: not valid YAML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ClaimsError(f"{file}: not UTF-8 text (byte {exc.start}); a claims file is YAML") from None
     try:
         return Registry.model_validate(raw)
     except ValidationError as exc:

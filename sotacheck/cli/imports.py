@@ -32,8 +32,11 @@ def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | No
     run, repairs = api.import_logs(kind, path, out, arm, dataset, force)
     table = run.outcomes
     click.echo(f"wrote {out}: {len(table)} cells")
-    for row in table.groupby(["arm", "dataset"]).size().reset_index(name="cells").itertuples(index=False):
-        click.echo(f"  {row.arm} on {row.dataset}: {row.cells} cells")
+    groups = table.assign(errors=table["status"] == "error").groupby(["arm", "dataset"])["errors"]
+    for (arm_name, data), errors in groups:
+        count = int(errors.sum())
+        click.echo(f"  {arm_name} on {data}: {len(errors)} cells" + (
+            f", {count} without a verdict (an empty or error result: counted as errors, not failures)" if count else ""))
     for repair in repairs:
         click.echo(f"  note: {repair}")
 
