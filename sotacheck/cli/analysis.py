@@ -54,6 +54,10 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
                        f"{study.study.id}):")
             _comparison_lines(comparisons)
         click.echo("")
+    if len(result.studies) > 1 and not result.requested:
+        click.echo(f"nothing was compared across these {len(result.studies)} studies (they differ in problems, model, "
+                   f"sampling or judge); to rank systems across runs: `sotacheck leaderboard RUN...`; to compare two "
+                   f"arms by name: `--compare ARM AGAINST`")
     if result.requested:
         click.echo(f"asked for by name (Holm across these {len(result.requested)}):")
         _comparison_lines(result.requested, with_study=True)
