@@ -70,8 +70,8 @@ bench: setup-core
 	$(PY) bench/bench_coverage.py
 	$(PY) bench/bench_ray.py
 
-DEMO_LIMIT ?= 1
-DEMO_REPEATS ?= 2
+DEMO_LIMIT ?= 10
+DEMO_REPEATS ?= 1
 ifdef FULL
 DEMO_LIMIT := 164
 endif
