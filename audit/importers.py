@@ -84,12 +84,10 @@ def _jsonl_rows(path: Path, repairs: list[str] | None = None) -> Iterable[tuple[
     """JSON objects, one per line. A line with stray text before its object (MapCoder's ablation files
     start with a Windows path) is read from its first ``{`` and the repair is noted in ``repairs``.
     A ``.gz`` file is decompressed as it is read."""
-    rows = 0
     with _open_text(path) as fh:
         for number, line in enumerate(_lines(fh, path), start=1):
             if not line.strip():
                 continue
-            rows += 1
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
@@ -104,8 +102,10 @@ def _jsonl_rows(path: Path, repairs: list[str] | None = None) -> Iterable[tuple[
             if not isinstance(row, dict):
                 raise OutcomeError(f"{path}:{number}: expected a JSON object")
             yield number, row
-    if not rows:
-        raise OutcomeError(f"{path}: the file is empty (expected one JSON object per line)")
+
+
+def _empty(path: Path) -> OutcomeError:
+    return OutcomeError(f"{path}: the file is empty (expected one JSON object per line)")
 
 
 def _token_sum(value: Any) -> int | None:
@@ -186,6 +186,7 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
             source["uncompressed_sha256"] = _uncompressed_sha256(file)
         sources.append(source)
         seen: Counter[str] = Counter()
+        before = len(rows)
         for number, row in _jsonl_rows(file, repairs):
             if "task_id" not in row or "is_solved" not in row:
                 raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `is_solved`")
@@ -195,6 +196,8 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
                          "passed": solved, "status": "error" if solved is None else None,
                          "calls": row.get("api_calls"), "prompt_tokens": _token_sum(row.get("prompt_tokens")),
                          "completion_tokens": _token_sum(row.get("completion_tokens"))})
+        if len(rows) == before:
+            raise _empty(file)
     # MapCoder's paper reports k = 5 exemplars and t = 5 debugging rounds as its main setting.
     return pd.DataFrame(rows), {"source": "mapcoder", "files": sources, "repairs": repairs,
                                 "pipeline_defaults": {"MapCoder": {"k": 5, "t": 5}}}
@@ -221,6 +224,8 @@ def import_humaneval_results(path: str | Path, arm: str | None = None, dataset: 
         passed = as_bool(row["passed"], f"{file}:{number}: field `passed`")
         rows.append({"arm": name, "pipeline": name, "dataset": dataset, "problem": row["task_id"], "repeat": repeat,
                      "passed": passed, "status": "error" if passed is None else None})
+    if not rows:
+        raise _empty(file)
     return pd.DataFrame(rows), {"source": "humaneval-results", "files": [
         {"file": str(file), "sha256": file_sha256(file), "arm": name, "dataset": dataset}]}
 

@@ -43,8 +43,15 @@ def _copy(name: str, tmp_path: Path) -> Path:
     return copy
 
 
+def _checkouts_missing(name: str) -> bool:
+    """A run of the authors' code names their checkouts; its spec validates only where they are."""
+    spec = json.loads((RUNS / name / "run.json").read_text())["spec"]
+    return any(not Path(path).is_dir() for path in (spec.get("original_code") or {}).values())
+
+
 def test_which_recorded_runs_predate_a_pipeline_revision() -> None:
-    assert {name: stale_pipelines(name) for name in RECORDED if stale_pipelines(name)} == RECORDED_WITH_EARLIER_REVISIONS
+    checkable = [name for name in RECORDED if not _checkouts_missing(name)]  # all of them beside ../shared
+    assert {name: stale_pipelines(name) for name in checkable if stale_pipelines(name)} == RECORDED_WITH_EARLIER_REVISIONS
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED_WITH_EARLIER_REVISIONS))
