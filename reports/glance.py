@@ -10,6 +10,7 @@ from sotacheck.reports.html_types import GlanceRow
 
 ALPHA = 0.05
 _TONE = {"supported": "good", "contradicted": "bad"}
+_ORDER = {"bad": 0, "good": 1, "neutral": 2}
 
 
 def _comparison_row(c: Comparison) -> GlanceRow:
@@ -25,7 +26,8 @@ def glance_rows(claims: list[ClaimVerdict], analysis: AnalysisResult) -> list[Gl
     rows = [GlanceRow("claim", f"{v.paper} / {v.id}: {v.statement}", v.verdict,
                       "–" if v.pvalue is None else f"p = {v.pvalue:.3g}", _TONE.get(v.verdict, "neutral"))
             for v in claims]
-    return rows + [_comparison_row(c) for c in (*analysis.comparisons, *analysis.requested)]
+    rows += [_comparison_row(c) for c in (*analysis.comparisons, *analysis.requested)]
+    return sorted(rows, key=lambda row: _ORDER[row.tone])  # what decides first: contradicted, worse; supported, better
 
 
 def glance_figure_data(analysis: AnalysisResult) -> tuple[list[str], list[float], list[float], list[float]] | None:
