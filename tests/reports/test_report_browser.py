@@ -102,7 +102,7 @@ def test_report_offline_in_chromium(report, browser, studies) -> None:
     numbered = [f"Study S{number}: {study.dataset}, {study.n_problems} problems"
                 for number, study in enumerate(studies, start=1)]
     assert numbered[0] == "Study S1: apps, 10 problems" and "humaneval, 164 problems" in numbered[-1]
-    for heading in ("Summary", "Published claims", *numbered, "Sensitivity sweeps", "Debug decay",
+    for heading in ("Verdicts at a glance", "Published claims", *numbered, "Sensitivity sweeps", "Debug decay",
                     "Fidelity to the methods", "Provenance"):
         assert heading in text
     assert text.count("Model @ endpoint") == len(studies) + 1 and "ChatGPT @ not recorded" in text  # + provenance
