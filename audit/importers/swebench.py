@@ -12,6 +12,7 @@ needed to know the denominator. The other lists are kept per row (``swebench_sta
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,10 @@ def _submission_name(file: Path) -> str:
 
 def _read_results(file: Path) -> dict[str, list[str]]:
     try:
-        payload = json.loads(file.read_text(encoding="utf-8"))
+        raw = gzip.decompress(file.read_bytes()) if file.suffix == ".gz" else file.read_bytes()
+        payload = json.loads(raw.decode("utf-8"))
+    except (OSError, EOFError) as exc:
+        raise OutcomeError(f"{file}: cannot read ({exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise OutcomeError(f"{file}: not a SWE-bench results.json: invalid JSON{where}{guess_format(file)}") from None

@@ -78,6 +78,15 @@ def _names(table: TableFile, column: str) -> np.ndarray:
     return text
 
 
+def _shown(value: Any) -> str:
+    """A cell as written: a number plainly (a CSV's cells are text), anything else quoted."""
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return repr(value)
+    return str(value)
+
+
 def _whole(table: TableFile, column: str, minimum: int) -> np.ndarray:
     """A count column as integers ≥ ``minimum``; the first bad cell is an error naming its row and value."""
     raw = table.frame[column]
@@ -86,7 +95,7 @@ def _whole(table: TableFile, column: str, minimum: int) -> np.ndarray:
     if bad.any():
         row = int(np.argmax(bad))
         value = raw.iloc[row]
-        why = "is empty" if is_missing(value) else f"is {value!r}, not a whole number" + \
+        why = "is empty" if is_missing(value) else f"is {_shown(value)}, not a whole number" + \
             (f" ≥ {minimum}" if np.isfinite(numbers[row]) and numbers[row] == round(numbers[row]) else "")
         raise OutcomeError(f"{table.at(row)}: column `{column}` {why}")
     return numbers.astype(np.int64)
@@ -98,18 +107,18 @@ def _fraction_counts(table: TableFile, column: str, samples: np.ndarray) -> np.n
     unreadable = ~np.isfinite(values)
     if unreadable.any():
         row = int(np.argmax(unreadable))
-        what = "is empty" if is_missing(raw.iloc[row]) else f"is {raw.iloc[row]!r}, not a number"
+        what = "is empty" if is_missing(raw.iloc[row]) else f"is {_shown(raw.iloc[row])}, not a number"
         raise OutcomeError(f"{table.at(row)}: column `{column}` {what}")
     outside = (values < 0) | (values > 1)
     if outside.any():
         row = int(np.argmax(outside))
         hint = " (a percentage? give fractions)" if values[row] <= 100 else ""
-        raise OutcomeError(f"{table.at(row)}: column `{column}` is {raw.iloc[row]!r}, outside [0, 1]{hint}")
+        raise OutcomeError(f"{table.at(row)}: column `{column}` is {_shown(raw.iloc[row])}, outside [0, 1]{hint}")
     passes = np.rint(values * samples)
     off = np.abs(values - passes / samples) > FRACTION_TOLERANCE
     if off.any():
         row = int(np.argmax(off))
-        raise OutcomeError(f"{table.at(row)}: column `{column}` is {raw.iloc[row]!r}, not k/{samples[row]} for a "
+        raise OutcomeError(f"{table.at(row)}: column `{column}` is {_shown(raw.iloc[row])}, not k/{samples[row]} for a "
                            f"whole k (nearest {int(passes[row])}/{samples[row]}); check the sample count")
     return passes.astype(np.int64)
 
@@ -139,8 +148,20 @@ def _systems(table: TableFile, systems: np.ndarray, system_column: str) -> dict[
             value = distinct[0].item() if hasattr(distinct[0], "item") else distinct[0]
             if column == "open_weights":
                 value = as_bool(value, f"{table.at(int(group.index[0]))}: column `open_weights`")
+            elif column.startswith("meta.") and isinstance(value, str):
+                value = _number_or_text(value)
             facts[str(system)][column] = value
     return facts
+
+
+def _number_or_text(value: str) -> Any:
+    """A CSV cell of a ``meta.`` column as the number it spells (``70`` → 70, ``0.5`` → 0.5), else the text."""
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            continue
+    return value
 
 
 def _expand(base: pd.DataFrame, passes: np.ndarray, samples: np.ndarray) -> pd.DataFrame:

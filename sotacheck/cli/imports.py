@@ -10,17 +10,26 @@ from sotacheck import api
 from sotacheck.audit.importers import IMPORTERS
 from sotacheck.cli.options import PATH
 
-_KINDS = "\n".join(f"  {name:<18} {reads}" for name, reads in IMPORTERS.descriptions().items())
-
-
-@click.command("import", help=f"""Import another tool's per-problem logs as a run directory that every other
-command reads like a rerun (written atomically: nothing is written when PATH cannot be read).
+_HELP = """Import another tool's per-problem logs as a run directory that every other command reads like a
+rerun (written atomically: nothing is written when PATH cannot be read).
 
 KIND says which tool wrote PATH (see docs/importing.md):
 
 \b
-{_KINDS}
-""")
+{kinds}
+"""
+
+
+class _ImportCommand(click.Command):
+    """Lists the kinds registered when help is shown (an importer registered after start-up included)."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        kinds = "\n".join(f"  {name:<18} {reads}" for name, reads in IMPORTERS.descriptions().items())
+        self.help = _HELP.format(kinds=kinds)
+        super().format_help_text(ctx, formatter)
+
+
+@click.command("import", cls=_ImportCommand, help=_HELP.format(kinds=""))
 @click.argument("kind", metavar="KIND")
 @click.argument("path", type=PATH)
 @click.option("--out", type=PATH, required=True, help="Run directory to write, e.g. runs/NAME.")
