@@ -54,16 +54,12 @@ IMPORTER = FunctionImporter("grades", "per-model grades JSON", frozenset({"arm",
 
 @pytest.fixture
 def grades_kind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    package = tmp_path / "extra_importers"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "grades.py").write_text(textwrap.dedent(NEW_IMPORTER))  # the one new file
+    """The format's module written as ``grades_importer.py`` on the path, and its registry line."""
+    (tmp_path / "grades_importer.py").write_text(textwrap.dedent(NEW_IMPORTER))  # the one new file
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(IMPORTERS.entries, "grades", Entry("extra_importers.grades:IMPORTER",
-                                                           "per-model grades JSON"))  # the one line
+    monkeypatch.setitem(IMPORTERS.entries, "grades", Entry("grades_importer:IMPORTER", "per-model grades JSON"))
     yield "grades"
-    sys.modules.pop("extra_importers.grades", None)
-    sys.modules.pop("extra_importers", None)
+    sys.modules.pop("grades_importer", None)
 
 
 def _grades(path: Path, model: str, grades: dict[str, list[int]]) -> Path:
