@@ -97,7 +97,7 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
     ``.jsonl.gz``); arm names from the file names, the dataset from the folder name (``HumanEval`` →
     ``humaneval``, ``HumanEvalET`` → ``humaneval-et``). A ``.gz`` file's manifest entry also records the
     SHA-256 of its uncompressed content (``uncompressed_sha256``)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     sources = []
     repairs: list[str] = []
     files = files_of(Path(path), "*.jsonl", "*.jsonl.gz")
