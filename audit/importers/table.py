@@ -164,6 +164,21 @@ def _number_or_text(value: str) -> Any:
     return value
 
 
+_OUTCOME_COLUMNS = frozenset({"passed", "repeat", "status", "samples", "n_passed", "n_samples", *FRACTION_COLUMNS})
+
+
+def _numbers_kept(frame: pd.DataFrame, dropped: set[str]) -> pd.DataFrame:
+    """A CSV's other columns (``wall_s``, ``calls``) as numbers where every cell is one, as pandas infers them."""
+    out = frame.copy()
+    for column in out.columns:
+        if column in dropped or column in _OUTCOME_COLUMNS:
+            continue
+        numbers = pd.to_numeric(out[column], errors="coerce")
+        if numbers.notna().sum() == out[column].notna().sum():
+            out[column] = numbers
+    return out
+
+
 def _expand(base: pd.DataFrame, passes: np.ndarray, samples: np.ndarray) -> pd.DataFrame:
     """k of n as n rows: repeats 0..n-1, the first k passed."""
     index = np.repeat(np.arange(len(base)), samples)
@@ -229,6 +244,8 @@ def read_long_table(path: Path, options: ImportOptions, fmt: str) -> Result:
     dropped = {system_column, problem_column, "dataset", *(c for c in frame.columns if c in SYSTEM_FIELDS
                                                            or c.startswith("meta."))}
     keys = pd.DataFrame({"arm": systems, "dataset": datasets, "problem": problems})
+    if fmt == "csv":  # read as text: the columns kept as they are get the numbers they spell back
+        frame = _numbers_kept(frame, dropped)
     if shape != "verdicts" or "repeat" not in frame.columns:
         _check_once(table, keys, "give each sample its `repeat`, or counts (`passed` of `samples`)"
                     if shape == "verdicts" else "give one row per system and problem")

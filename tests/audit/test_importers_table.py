@@ -145,3 +145,10 @@ def test_a_blank_verdict_is_an_error_cell(tmp_path: Path) -> None:
                                                      {"model": "a", "problem": "q", "passed": None}]) + "\n")
     table, _ = import_table(path, dataset="d")
     assert table["status"].tolist() == ["passed", "error"] and bool(table["passed"].isna().iloc[1])
+
+
+def test_other_csv_columns_keep_their_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "extra.csv"
+    path.write_text("arm,dataset,problem,repeat,passed,wall_s,note\nA,he,p1,0,true,1.5,x\nA,he,p2,0,false,2,\n")
+    table, _ = import_table(path, "csv")
+    assert table["wall_s"].tolist() == [1.5, 2.0] and table["note"].tolist()[0] == "x"
