@@ -30,6 +30,9 @@ def import_humaneval_results(path: str | Path, arm: str | None = None, dataset: 
     for number, row in jsonl_rows(file):
         if "task_id" not in row or "passed" not in row:
             raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `passed`")
+        if SYSTEM_COLUMNS & set(row):
+            raise OutcomeError(f"{file}:{number}: a long table (it names the system in `"
+                               f"{sorted(SYSTEM_COLUMNS & set(row))[0]}`); read it with `sotacheck import jsonl`")
         repeat = seen.get(row["task_id"], 0)
         seen[row["task_id"]] = repeat + 1
         passed = as_bool(row["passed"], f"{file}:{number}: field `passed`")

@@ -152,3 +152,12 @@ def test_other_csv_columns_keep_their_numbers(tmp_path: Path) -> None:
     path.write_text("arm,dataset,problem,repeat,passed,wall_s,note\nA,he,p1,0,true,1.5,x\nA,he,p2,0,false,2,\n")
     table, _ = import_table(path, "csv")
     assert table["wall_s"].tolist() == [1.5, 2.0] and table["note"].tolist()[0] == "x"
+
+
+def test_a_long_table_given_as_human_eval_results_says_so(tmp_path: Path) -> None:
+    from sotacheck.audit.importers.humaneval_results import import_humaneval_results
+
+    path = tmp_path / "lt.jsonl"
+    path.write_text('{"model": "a", "task_id": "HumanEval/0", "passed": true}\n')
+    with pytest.raises(OutcomeError, match=r"lt\.jsonl:1: a long table .*`sotacheck import jsonl`"):
+        import_humaneval_results(path)
