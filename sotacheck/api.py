@@ -206,18 +206,19 @@ def dataset_sizes(claim_files: Sequence[Path], data_dir: str | Path | None) -> d
 
 
 def import_logs(kind: str, path: str | Path, out: str | Path, arm: str | None = None, dataset: str | None = None,
-                force: bool = False) -> tuple[Run, list[str]]:
-    """Import another tool's per-problem logs (``kind``: mapcoder, humaneval-results, evalplus, lm-eval,
-    inspect, csv; see :data:`sotacheck.audit.import_kinds.IMPORT_KINDS`) as a run directory at ``out``,
-    written atomically (nothing is written when the input cannot be read). Returns the run as written and
-    the repairs made while reading."""
-    from sotacheck.audit.import_kinds import KIND_NAMES, run_importer
+                force: bool = False, samples: int | None = None, instances: str | Path | None = None
+                ) -> tuple[Run, list[str]]:
+    """Import another tool's per-problem logs (``kind``: one of
+    :data:`sotacheck.audit.importers.IMPORTERS`: mapcoder, humaneval-results, evalplus, lm-eval, inspect, csv,
+    jsonl, parquet, table, swebench) as a run directory at ``out``, written atomically (nothing is written
+    when the input cannot be read). ``samples`` is the sample count behind a long table's fractions,
+    ``instances`` the instance-id file of SWE-bench results. Returns the run as written and the repairs made
+    while reading."""
+    from sotacheck.audit.importers import run_importer
     from sotacheck.core.rundir import manifest_of, write_run
 
-    if kind not in KIND_NAMES:
-        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KIND_NAMES)}")
     target = Path(out)
-    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset)
+    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset, samples=samples, instances=instances)
     written = write_run(target, frame, manifest_of(fields, name=target.name), overwrite=force)
     return load_run(written), list(fields.get("repairs", []))
 

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from sotacheck.audit.decay import decay_curve, fit_decay
-from sotacheck.audit.importers import import_csv, import_humaneval_results
+from sotacheck.audit.importers.humaneval_results import import_humaneval_results
+from sotacheck.audit.importers.table import import_table
 from sotacheck.core.rundir import OutcomeError, normalise
 
 
@@ -40,11 +41,11 @@ def test_csv_import_and_its_errors(tmp_path) -> None:
     good = tmp_path / "runs.csv"
     pd.DataFrame({"arm": ["A", "A"], "dataset": ["he", "he"], "problem": ["1", "2"], "repeat": [0, 0],
                   "passed": ["true", "false"]}).to_csv(good, index=False)
-    table = normalise(import_csv(good)[0], str(good))
+    table = normalise(import_table(good, "csv")[0], str(good))
     assert table["passed"].tolist() == [True, False] and table["status"].tolist() == ["passed", "failed"]
     missing = tmp_path / "missing.csv"
     with pytest.raises(OutcomeError, match="does not exist"):
-        import_csv(missing)
+        import_table(missing, "csv")
 
 
 def test_decay_curve_counts_and_definitions() -> None:
@@ -116,7 +117,7 @@ def test_arm_family_keeps_a_sweeps_settings_together() -> None:
     """Families and settings come from the pipeline and param.* columns, never from the label; a run
     prefixed by combine_runs is its own family."""
     from sotacheck.audit.analysis import combine_runs
-    from sotacheck.audit.importers import mapcoder_arm_columns
+    from sotacheck.audit.importers.mapcoder import mapcoder_arm_columns
     from sotacheck.audit.sweeps import arm_family, arm_setting
     from sotacheck.core.arms import arm_columns
     from sotacheck.core.rundir import Run, manifest_of

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sotacheck.audit.analysis import analyze
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
