@@ -113,10 +113,13 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
         seen: Counter[str] = Counter()
         before = len(rows)
         for number, row in jsonl_rows(file, repairs):
-            if "task_id" not in row or "is_solved" not in row:
-                raise OutcomeError(f"{file}:{number}: needs fields `task_id` and `is_solved`")
+            # MapCoder's MultiPL-E MBPP rows set `task_id` to the row's `name`; its released Reflexion file has
+            # only the `name` (e.g. ChatGPT-Reflexion-10-MBPP-Python3-0-1.jsonl), which is the same id.
+            task_id = row.get("task_id", row.get("name"))
+            if task_id is None or "is_solved" not in row:
+                raise OutcomeError(f"{file}:{number}: needs fields `task_id` (or `name`) and `is_solved`")
             solved = as_bool(row["is_solved"], f"{file}:{number}: field `is_solved`")
-            rows.append({**identity, "dataset": data, "problem": _mapcoder_problem(data, row["task_id"], seen),
+            rows.append({**identity, "dataset": data, "problem": _mapcoder_problem(data, task_id, seen),
                          "repeat": 0,
                          "passed": solved, "status": "error" if solved is None else None,
                          "calls": row.get("api_calls"), "prompt_tokens": _token_sum(row.get("prompt_tokens")),
@@ -130,7 +133,7 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
 
 def _recognises(path: Path) -> bool:
     document = first_document(path)
-    return isinstance(document, dict) and "task_id" in document and "is_solved" in document
+    return isinstance(document, dict) and ("task_id" in document or "name" in document) and "is_solved" in document
 
 
 IMPORTER = FunctionImporter(
