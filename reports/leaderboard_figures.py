@@ -106,10 +106,10 @@ def rank_plot(board: Leaderboard) -> str:
     return _titled(_svg(fig), titles)
 
 
-def wins_matrix(board: Leaderboard) -> str:
-    """Systems × systems in board order: a cell is blue where the row's system beats the column's
-    significantly (after the family's Holm adjustment), orange where it is beaten, white where the pair is
-    not significant and grey where the pair was not in the family."""
+def win_grid(board: Leaderboard) -> np.ndarray:
+    """Systems × systems in board order, each cell one of WIN (the row's system beats the column's
+    significantly), LOSS, NOT_SIGNIFICANT, NOT_TESTED (the pair is not in the family) or SELF, as the
+    board's pairs say."""
     n = board.n_systems
     index = {s.system: k for k, s in enumerate(board.systems)}
     grid = np.full((n, n), NOT_TESTED)
@@ -121,6 +121,15 @@ def wins_matrix(board: Leaderboard) -> str:
         else:
             winner, loser = (i, j) if pair.difference > 0 else (j, i)
             grid[winner, loser], grid[loser, winner] = WIN, LOSS
+    return grid
+
+
+def wins_matrix(board: Leaderboard) -> str:
+    """Systems × systems in board order: a cell is blue where the row's system beats the column's
+    significantly (after the family's Holm adjustment), orange where it is beaten, white where the pair is
+    not significant and grey where the pair was not in the family."""
+    n = board.n_systems
+    grid = win_grid(board)
     side = max(3.6, 0.13 * n + 2.4)
     fig, ax = plt.subplots(figsize=(side + 1.2, side))
     ax.imshow(grid, cmap=ListedColormap(WIN_COLOURS), vmin=-0.5, vmax=len(WIN_COLOURS) - 0.5, interpolation="nearest")
@@ -128,8 +137,8 @@ def wins_matrix(board: Leaderboard) -> str:
     ax.hlines(edges, -0.5, n - 0.5, color="#bfbfbf", lw=0.3)
     ax.vlines(edges, -0.5, n - 0.5, color="#bfbfbf", lw=0.3)
     titles = _system_ticks(ax, board, np.arange(n), "wins-label")
-    ax.set_xticks(np.arange(n), [str(s.position) for s in board.systems], fontsize=_font(n) - 0.5,
-                  rotation=90 if n > 30 else 0)
+    every = 1 if n <= 80 else 5  # two-digit positions fit a cell up to about 80 systems
+    ax.set_xticks(np.arange(n)[::every], [str(s.position) for s in board.systems][::every], fontsize=_font(n))
     ax.xaxis.tick_top()
     ax.set_xlabel("column: system by position", fontsize=8)
     ax.spines[["top", "right"]].set_visible(True)
@@ -163,6 +172,8 @@ def difficulty_heatmap(board: Leaderboard) -> str:
         ax.set_xticks(np.array(shown) - 1, [str(k) for k in shown])
     ax.set_xlabel(f"problems, easiest → hardest by mean over systems (n = {m})")
     one_sample = all(s.samples == "1" for s in board.systems)
-    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="solved" if one_sample else "share of samples solved")
+    bar = fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="" if one_sample else "share of samples solved")
+    if one_sample:
+        bar.set_ticks([0, 1], labels=["failed", "passed"])
     ax.set_title(f"{board.dataset}: per-problem results, systems by position", fontsize=9)
     return _titled(_svg(fig), titles)
