@@ -6,15 +6,12 @@ artifacts."""
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import json
 import os
 import shutil
-import tempfile
 from html import escape
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -33,8 +30,6 @@ from sotacheck.reports import leaderboard_html
 from sotacheck.reports.leaderboard_html import headline, leaderboard_section, render_leaderboard_html
 from sotacheck.reports.leaderboard_tables import leaderboard_pairs_table, leaderboard_table, render_leaderboard_table
 
-REPO = Path(__file__).resolve().parents[2]
-ARTIFACTS = Path(os.environ.get("SOTACHECK_ARTIFACTS", REPO / "artifacts"))
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
 # statistics.md, "Leaderboards": rows are systems, characters problems, 1 = passed.
@@ -227,63 +222,38 @@ def test_html_escapes_names_and_lists_left_out(board_repeats, tmp_path) -> None:
 
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
                     reason="Debian's chromium and chromium-driver are installed by `make setup`")
-def test_leaderboard_page_in_chromium(board60, tmp_path) -> None:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
+def test_leaderboard_page_in_chromium(board60, tmp_path, browser, screenshot) -> None:
+    driver = browser
     page = render_leaderboard_html(board60, tmp_path / "leaderboard.html")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="sotacheck-chromium-")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-                 f"--user-data-dir={profile}", "--host-resolver-rules=MAP * ~NOTFOUND",
-                 "--proxy-server=http://127.0.0.1:9", "--window-size=1200,900"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    try:
-        driver.get_log("performance")
-        driver.get(page.as_uri())
-        assert driver.title == "sotacheck leaderboard: bench"
-        events = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
-        sent = [m["params"] for m in events if m["method"] == "Network.requestWillBeSent"]
-        urls = [p["request"]["url"] for p in sent if p.get("documentURL") == page.as_uri()]
-        assert urls and all(u.startswith(("file://", "data:")) for u in urls), urls
-        assert not [p["request"]["url"] for p in sent if p["request"]["url"].startswith(("http", "ws", "ftp"))]
-        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
-        # the answer is on the first screen (the window is 900 px tall)
-        box = driver.execute_script("const r = document.querySelector('.lb-headline').getBoundingClientRect();"
-                                    "return [r.top, r.bottom, document.querySelector('.lb-headline').innerText];")
-        assert box[0] >= 0 and box[1] <= 900 and box[2] == headline(board60)
-        assert f"{len(board60.top_group)} of 60 systems are in the top group" in box[2]
-        sizes = driver.execute_script("return Array.from(document.querySelectorAll('figure svg')).map(s => {"
-                                      "const r = s.getBoundingClientRect(); return [r.width, r.height]; });")
-        assert len(sizes) == 3 and all(w > 600 and h > 400 for w, h in sizes), sizes
-        outside = driver.execute_script(
-            "const out = []; document.querySelectorAll('figure').forEach(f => { const box = f.getBoundingClientRect();"
-            " f.querySelectorAll('svg text').forEach(t => { const r = t.getBoundingClientRect();"
-            " if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1)) out.push(t.textContent); });"
-            " }); return out;")
-        assert outside == []
-        # a label's smallest type is still legible once the figure is scaled to the page
-        smallest = driver.execute_script("return Math.min(...Array.from(document.querySelectorAll('figure svg text'))"
-                                         ".filter(t => t.textContent.trim()).map(t => t.getBoundingClientRect().height));")
-        assert smallest >= 7, smallest
-        rows = driver.execute_script("return document.querySelectorAll('table.lb-systems tbody tr').length")
-        bold = driver.execute_script("return document.querySelectorAll('table.lb-systems tbody tr.lb-top').length")
-        assert (rows, bold) == (60, len(board60.top_group))
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        first = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png"})
-        (ARTIFACTS / "leaderboard-first-screen.png").write_bytes(base64.b64decode(first["data"]))
-        metrics = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})
-        width, height = metrics["cssContentSize"]["width"], metrics["cssContentSize"]["height"]
-        shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
-            "format": "png", "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
-        png = ARTIFACTS / "leaderboard-full-page.png"
-        png.write_bytes(base64.b64decode(shot["data"]))
-        assert png.stat().st_size > 100_000
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+    driver.get_log("performance")
+    driver.get(page.as_uri())
+    assert driver.title == "sotacheck leaderboard: bench"
+    events = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
+    sent = [m["params"] for m in events if m["method"] == "Network.requestWillBeSent"]
+    urls = [p["request"]["url"] for p in sent if p.get("documentURL") == page.as_uri()]
+    assert urls and all(u.startswith(("file://", "data:")) for u in urls), urls
+    assert not [p["request"]["url"] for p in sent if p["request"]["url"].startswith(("http", "ws", "ftp"))]
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    # the answer is on the first screen (the window is 900 px tall)
+    box = driver.execute_script("const r = document.querySelector('.lb-headline').getBoundingClientRect();"
+                                "return [r.top, r.bottom, document.querySelector('.lb-headline').innerText];")
+    assert box[0] >= 0 and box[1] <= 900 and box[2] == headline(board60)
+    assert f"{len(board60.top_group)} of 60 systems are in the top group" in box[2]
+    sizes = driver.execute_script("return Array.from(document.querySelectorAll('figure svg')).map(s => {"
+                                  "const r = s.getBoundingClientRect(); return [r.width, r.height]; });")
+    assert len(sizes) == 3 and all(w > 600 and h > 400 for w, h in sizes), sizes
+    outside = driver.execute_script(
+        "const out = []; document.querySelectorAll('figure').forEach(f => { const box = f.getBoundingClientRect();"
+        " f.querySelectorAll('svg text').forEach(t => { const r = t.getBoundingClientRect();"
+        " if (r.width > 0 && (r.left < box.left - 1 || r.right > box.right + 1)) out.push(t.textContent); });"
+        " }); return out;")
+    assert outside == []
+    # a label's smallest type is still legible once the figure is scaled to the page
+    smallest = driver.execute_script("return Math.min(...Array.from(document.querySelectorAll('figure svg text'))"
+                                     ".filter(t => t.textContent.trim()).map(t => t.getBoundingClientRect().height));")
+    assert smallest >= 7, smallest
+    rows = driver.execute_script("return document.querySelectorAll('table.lb-systems tbody tr').length")
+    bold = driver.execute_script("return document.querySelectorAll('table.lb-systems tbody tr.lb-top').length")
+    assert (rows, bold) == (60, len(board60.top_group))
+    assert screenshot("leaderboard-first-screen.png", full_page=False).stat().st_size > 50_000
+    assert screenshot("leaderboard-full-page.png").stat().st_size > 100_000
