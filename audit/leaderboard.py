@@ -124,7 +124,7 @@ def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> 
     """The pairs tested (indices into ``names``, the better-ranked first) and the family's description."""
     pairs = [(order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))]
     if against is None:
-        return pairs, f"Holm over all {len(pairs)} pairs"
+        return pairs, (f"Holm over all {len(pairs)} pairs" if len(pairs) != 1 else "one pair (no adjustment needed)")
     focus = order[0] if against == TOP else names.index(against)
     chosen = [pair for pair in pairs if focus in pair]
     label = (f"Holm over the {len(chosen)} pairs of the top system ({names[focus]}), chosen from these data"
