@@ -220,6 +220,7 @@ def test_html_escapes_names_and_lists_left_out(board_repeats, tmp_path) -> None:
     assert "sign-flip" in page and "share of samples solved" in page
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
                     reason="Debian's chromium and chromium-driver are installed by `make setup`")
 def test_leaderboard_page_in_chromium(board60, tmp_path, browser, screenshot) -> None:
