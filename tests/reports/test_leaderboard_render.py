@@ -220,6 +220,21 @@ def test_html_escapes_names_and_lists_left_out(board_repeats, tmp_path) -> None:
     assert "sign-flip" in page and "share of samples solved" in page
 
 
+def test_cli_writes_the_table_and_the_page(tmp_path, capsys) -> None:
+    """`sotacheck leaderboard RUN --format latex --html PAGE` prints this module's table and writes its page."""
+    from sotacheck.cli import main as cli_main
+    from sotacheck.core.rundir import write_run
+
+    run = write_run(tmp_path / "ref", reference_table(), {})
+    with pytest.raises(SystemExit) as done:
+        cli_main.main(["leaderboard", str(run), "--format", "latex", "--html", str(tmp_path / "lb.html")])
+    out, err = capsys.readouterr()
+    assert done.value.code in (0, None), err
+    board = board_of(reference_table())
+    assert out == render_leaderboard_table(board, "latex")
+    assert headline(board) in (tmp_path / "lb.html").read_text()
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
                     reason="Debian's chromium and chromium-driver are installed by `make setup`")
