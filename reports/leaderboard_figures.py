@@ -22,6 +22,7 @@ from sotacheck.reports.figures import OKABE_ITO, _svg
 
 LABEL_CHARS = 32
 ROW_IN = 0.17  # inches per system row
+FIGURE_WIDTH_IN = 9.6  # with its labels, about the width of the page's column: shown at its own size
 TOP_COLOUR, REST_COLOUR = OKABE_ITO[5], OKABE_ITO[0]  # vermillion: the top group; blue: the others
 WIN, LOSS, NOT_SIGNIFICANT, NOT_TESTED, SELF = 0, 1, 2, 3, 4
 WIN_COLOURS = (OKABE_ITO[0], OKABE_ITO[1], "#ffffff", "#d9d9d9", "#4d4d4d")
@@ -33,7 +34,7 @@ def short_label(name: str, width: int = LABEL_CHARS) -> str:
 
 
 def _font(n: int) -> float:
-    return 8.0 if n <= 20 else 7.0 if n <= 45 else 6.0
+    return 8.0 if n <= 20 else 7.0 if n <= 45 else 6.5
 
 
 def _system_ticks(ax: plt.Axes, board: Leaderboard, y: np.ndarray, prefix: str) -> dict[str, str]:
@@ -75,7 +76,7 @@ def rank_plot(board: Leaderboard) -> str:
     systems, n = board.systems, board.n_systems
     y = np.arange(n)[::-1].astype(float)
     colours = [TOP_COLOUR if s.in_top_group else REST_COLOUR for s in systems]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.0, _height(n, 1.7)), sharey=True,
+    fig, (left, right) = plt.subplots(1, 2, figsize=(FIGURE_WIDTH_IN, _height(n, 1.7)), sharey=True,
                                       gridspec_kw={"width_ratios": [3, 2], "wspace": 0.06})
     for ax in (left, right):
         _shade_rows(ax, n)
@@ -140,6 +141,7 @@ def wins_matrix(board: Leaderboard) -> str:
     every = 1 if n <= 80 else 5  # two-digit positions fit a cell up to about 80 systems
     ax.set_xticks(np.arange(n)[::every], [str(s.position) for s in board.systems][::every], fontsize=_font(n))
     ax.xaxis.tick_top()
+    ax.xaxis.set_label_position("top")
     ax.set_xlabel("column: system by position", fontsize=8)
     ax.spines[["top", "right"]].set_visible(True)
     top = len(board.top_group)
@@ -161,7 +163,7 @@ def difficulty_heatmap(board: Leaderboard) -> str:
     share of samples solved on that problem (0/1 with one sample per problem)."""
     matrix = np.asarray(board.matrix, dtype=float)
     n, m = matrix.shape
-    fig, ax = plt.subplots(figsize=(8.0, _height(n, 1.4)))
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, _height(n, 1.4)))
     image = ax.imshow(matrix, aspect="auto", interpolation="nearest", cmap="cividis", vmin=0, vmax=1)
     titles = _system_ticks(ax, board, np.arange(n), "heat-label")
     if m <= 30:

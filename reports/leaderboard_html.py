@@ -93,7 +93,8 @@ def _context(board: Leaderboard) -> dict[str, object]:
             "resolution": resolution_note(board), "table": leaderboard_table(board),
             "pairs": leaderboard_pairs_table(board), "figures": leaderboard_figures(board),
             "canonical": any(s.canonical_passed is not None for s in board.suspect_problems),
-            "left_out": [s for s in board.systems if s.left_out]}
+            "left_out": [s for s in board.systems if s.left_out],
+            "cut": any(len(s.system) > figures.LABEL_CHARS for s in board.systems)}
 
 
 def leaderboard_section(board: Leaderboard, heading_level: int = 2) -> str:
