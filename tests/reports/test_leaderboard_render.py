@@ -220,6 +220,20 @@ def test_html_escapes_names_and_lists_left_out(board_repeats, tmp_path) -> None:
     assert "sign-flip" in page and "share of samples solved" in page
 
 
+def test_headline_when_one_system_leads_and_canonical_verdicts(tmp_path) -> None:
+    rows = [{"arm": arm, "dataset": "d", "problem": f"q{j:02d}", "repeat": 0, "passed": passed}
+            for j in range(60) for arm, passed in (("lead", j < 58), ("mid", j % 3 == 0), ("low", j % 5 == 0))]
+    board = board_of(pd.DataFrame(rows), canonical={"q58": False, "q59": True})
+    assert board.top_group == ("lead",) and board.systems[0].better_than == 2
+    assert headline(board) == ("lead is alone in the top group: it beats each of the other 2 systems significantly "
+                               "(Holm over all 3 pairs, α = 0.05).")
+    page = render_leaderboard_html(board, tmp_path / "lb.html").read_text()
+    assert "<th scope=\"col\">Canonical solution</th>" in page
+    assert "<code>q58</code>" in page and "FAILS: the test may be broken" in page and "passes" in page
+    against = board_of(reference_table(), against="TOP")
+    assert "not in the family" in figures.wins_matrix(against) and against.family in leaderboard_table(against).caption
+
+
 def test_cli_writes_the_table_and_the_page(tmp_path, capsys) -> None:
     """`sotacheck leaderboard RUN --format latex --html PAGE` prints this module's table and writes its page."""
     from sotacheck.cli import main as cli_main
