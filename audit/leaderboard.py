@@ -132,6 +132,9 @@ def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> 
     return chosen, label
 
 
+RESAMPLES = 9_999  # sign patterns drawn where a pair's lattice is too wide to enumerate (MAX_LATTICE)
+
+
 def _pair_pvalues(counts: Counts, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, list[bool], str]:
     """Two-sided p of each pair: exact McNemar (vectorised binomial tails) with one sample per problem,
     else the exact lattice sign-flip test on per-problem means."""
@@ -153,7 +156,7 @@ def _pair_pvalues(counts: Counts, pairs: Sequence[tuple[int, int]]) -> tuple[np.
             exact.append(True)
         else:
             greater, less = signflip.resampled_tails(means[i] - means[j], float((means[i] - means[j]).sum()),
-                                                     9_999, rng=0)
+                                                     RESAMPLES, rng=0)
             pvalues.append(min(1.0, 2 * min(greater, less)))
             exact.append(False)
     return np.array(pvalues), exact, "sign-flip on per-problem means (exact, lattice)"
@@ -274,7 +277,7 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
             int(((counts.passes[i] > 0) & (counts.passes[j] == 0)).sum()) if one else None,
             int(((counts.passes[j] > 0) & (counts.passes[i] == 0)).sum()) if one else None,
             int((means[i] > means[j]).sum()), int((means[j] > means[i]).sum()), diff,
-            float(p), float(q), significant, test, ex))
+            float(p), float(q), significant, test, ex, None if ex else 2 / (RESAMPLES + 1)))
     n = len(names)
     facts = system_conditions(runs, table, chosen)
     systems = []

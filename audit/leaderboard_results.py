@@ -9,7 +9,7 @@ contract (:meth:`Leaderboard.to_json`), which other tools may read:
                   "in_top_group", "better_than", "worse_than", "n_problems", "samples", "left_out", "meta",
                   "conditions"}],
      "pairs": [{"a", "b", "a_only", "b_only", "a_higher", "b_higher", "difference", "p", "p_adjusted",
-                "significant", "test", "exact"}],
+                "significant", "test", "exact", "p_floor"}],
      "top_group": [...], "resolution": {...}, "suspect_problems": [...], "differences": [...], "notes": [...]}
 
 ``a_only``/``b_only`` are the discordant problem counts with one sample per problem (null with repeats);
@@ -67,7 +67,8 @@ class PairResult:
     ``a_only``/``b_only``: problems only one of them solved (one sample per problem; None with repeats);
     ``a_higher``/``b_higher``: problems where one's per-problem mean is higher; ``difference`` =
     pass rate of a − of b; ``p`` two-sided, unadjusted; ``p_adjusted`` Holm over the family;
-    ``significant``: ``p_adjusted`` < alpha; ``exact``: the p is exact (not resampled)."""
+    ``significant``: ``p_adjusted`` < alpha; ``exact``: the p is exact (not resampled); ``p_floor``: for a
+    resampled p, the smallest value it can take (a p at the floor means "p ≤ floor", not that value)."""
 
     a: str
     b: str
@@ -81,6 +82,7 @@ class PairResult:
     significant: bool
     test: str
     exact: bool
+    p_floor: float | None = None  # a resampled p's smallest possible value (None: exact)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ FORMATS = ("latex", "markdown", "csv")
 @click.option("--canonical", is_flag=True, help="Judge the benchmark's canonical solutions and show their verdicts "
               "beside the suspect problems.")
 @data_dir_option
-@click.option("--pairs", "show_pairs", is_flag=True, help="Also list every tested pair.")
+@click.option("--pairs", "show_pairs", is_flag=True, help="Also list every tested pair (with --format: the pairs "
+              "table instead of the systems table).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the contract in docs/leaderboards.md).")
 @click.option("--format", "fmt", default=None, metavar="latex|markdown|csv", help="Print a paper table instead.")
 @click.option("--html", type=PATH, default=None, help="Also write a self-contained HTML page of the leaderboard.")
@@ -47,10 +48,9 @@ def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, again
     if as_json:
         text = json.dumps(board.to_json(), indent=2) + "\n"
     elif fmt is not None:
-        from sotacheck.reports.leaderboard_tables import leaderboard_table
-        from sotacheck.reports.tables import RENDERERS
+        from sotacheck.reports.leaderboard_tables import render_leaderboard_table
 
-        text = RENDERERS[fmt](leaderboard_table(board))
+        text = render_leaderboard_table(board, fmt, pairs=show_pairs)
     else:
         from sotacheck.reports.leaderboard_text import render_text
 
