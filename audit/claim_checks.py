@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -138,9 +139,10 @@ def paired_reconstruction(claim: Claim) -> CheckResult:
     else:
         verdict = UNVERIFIABLE
     source = "the published regressions" if claim.regressions is not None else "the totals"
+    spread = (f"p = {p_low:.3g} for every one" if p_low == p_high else
+              f"p = {p_low:.3g} (b = {b[at_low]}, c = {c[at_low]}) to {p_high:.3g} (b = {b[at_high]}, c = {c[at_high]})")
     result = (f"a net {net:+d} problems of {n}; over the {high - low + 1} discordances {source} allow "
-              f"(c = {low}–{high} problems lost, b = c {'+' if net >= 0 else '−'} {abs(net)}), exact McNemar "
-              f"p = {p_low:.3g} (b = {b[at_low]}, c = {c[at_low]}) to {p_high:.3g} (b = {b[at_high]}, c = {c[at_high]}).")
+              f"(c = {low}–{high} problems lost, b = c {'+' if net >= 0 else '−'} {abs(net)}), exact McNemar {spread}.")
     return CheckResult("paired-reconstruction", "Whatever the unpublished pairing of problems, is the paired test "
                        "significant? (feasible range of the exact McNemar p)", result[0].upper() + result[1:],
                        verdict, p_high, numbers)
@@ -220,6 +222,9 @@ def margin_vs_single(claim: Claim) -> CheckResult:
         tuple(notes))
 
 
+_mdd_paired = lru_cache(maxsize=256)(mdd_paired_exact)  # the same n and discordance recur across a registry
+
+
 def minimum_detectable(claim: Claim, discordance: float | None = None) -> CheckResult:
     """The smallest difference the benchmark detects with 80 % power at α = 0.05; for published differences
     reported without tests (``differences``), whether they could be resolved at all."""
@@ -231,11 +236,13 @@ def minimum_detectable(claim: Claim, discordance: float | None = None) -> CheckR
     numbers: dict[str, Any] = {"n": n, "at_pp": at, "unpaired_up_pp": 100 * unpaired.up,
                                "unpaired_down_pp": 100 * unpaired.down}
     if discordance is not None and discordance > 0:
-        paired = {discordance: mdd_paired_exact(n, discordance)}
+        paired = {discordance: _mdd_paired(n, discordance)}
     else:
-        paired = {psi: mdd_paired_exact(n, psi) for psi in (0.1, 0.2, 0.3)}
-    numbers["paired_pp_by_discordance"] = {f"{psi:.1%}": 100 * d for psi, d in paired.items()}
-    paired_text = ", ".join(f"{100 * d:.1f} pp at {psi:.0%} discordance" for psi, d in paired.items())
+        paired = {psi: _mdd_paired(n, psi) for psi in (0.1, 0.2, 0.3)}
+    numbers["paired_pp_by_discordance"] = {f"{psi:.1%}": 100 * d if math.isfinite(d) else None
+                                           for psi, d in paired.items()}
+    paired_text = ", ".join((f"{100 * d:.1f} pp" if math.isfinite(d) else "none detectable") +
+                            f" at {psi:.1%} discordance" for psi, d in paired.items())
     result = (f"At n = {n}, 80 % power at α = 0.05 needs a difference of +{100 * unpaired.up:.1f} / "
               f"{100 * unpaired.down:.1f} pp unpaired (around {pp(at)} %), or paired {paired_text}.")
     verdict: Verdict | None = None

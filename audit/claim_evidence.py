@@ -3,11 +3,10 @@ consistency (a value attributed twice, a benchmark size, a reproduction), and wh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scipy import stats
 
-from sotacheck.audit.analysis import NotCompared, combine_runs, compare_if_possible
 from sotacheck.audit.claim_checks import (
     ALPHA,
     CONTRADICTED,
@@ -21,11 +20,15 @@ from sotacheck.audit.claim_checks import (
 )
 from sotacheck.audit.claim_model import Claim
 from sotacheck.core.errors import InputError
-from sotacheck.core.rundir import Run
+
+if TYPE_CHECKING:
+    from sotacheck.core.rundir import Run
 
 
 def rerun(claim: Claim, runs: list[Run]) -> CheckResult:
     """The paired test of :mod:`sotacheck.audit.analysis` on the claim's two arms of a run (per-problem data)."""
+    from sotacheck.audit.analysis import NotCompared, combine_runs, compare_if_possible  # pandas: only for runs
+
     assert claim.rerun is not None
     arms = claim.rerun
     question = "On the same problems, does the method solve significantly more than the baseline? (paired test " \
@@ -43,7 +46,7 @@ def rerun(claim: Claim, runs: list[Run]) -> CheckResult:
                              f"on {arms.dataset!r} (arms there: {', '.join(sorted(present)) or 'none'})")
     comparison = compare_if_possible(table, arms.method_arm, arms.baseline_arm, arms.dataset)
     if isinstance(comparison, NotCompared):
-        return CheckResult("rerun", question, f"In the run {arms.run!r}, {comparison.describe()}.", UNVERIFIABLE)
+        return CheckResult("rerun", question, f"In the rerun {arms.run!r}, {comparison.describe()}.", UNVERIFIABLE)
     published = claim.margin if claim.margin is not None else (
         claim.method.value - claim.baseline.value
         if claim.baseline and claim.method.value is not None and claim.baseline.value is not None else None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
 CheckName = Literal["margin-vs-single", "two-proportions", "paired-reconstruction", "paired-counts",
                     "minimum-detectable-difference", "comparator-kind", "identical-numbers", "benchmark-size",
@@ -29,31 +29,45 @@ class Side(_Strict):
     """One side of a comparison as published: a pass rate in percent unless ``unit`` says otherwise."""
 
     name: str = Field(description="the system, as the paper names it")
+    unit: Literal["percent", "calls", "tokens"] = "percent"
     value: float | None = Field(default=None, description="the published number (percent unless `unit` says)")
     runs: int | None = Field(default=None, ge=1, description="how many runs the number averages")
-    spread: float | None = Field(default=None, ge=0, description="the published ± over the runs")
+    spread: float | None = Field(default=None, ge=0, validate_default=True,
+                                 description="the published ± over the runs (needs runs of at least 2)")
     spread_kind: Literal["sd", "se", "unknown"] | None = Field(
         default=None, description="whether `spread` is a standard deviation or a standard error (unknown: not said)")
-    unit: Literal["percent", "calls", "tokens"] = "percent"
     provenance: Literal["own-run", "copied", "not-reproduced", "unknown"] | None = Field(
         default=None, description="for a baseline: run by the authors, copied from another paper, never reproduced")
     kind: Literal["method", "base-model"] = Field(
         default="method", description="another method, or the base model without any method")
     note: str | None = None
 
-    @model_validator(mode="after")
-    def _consistent(self) -> Side:
-        if self.value is not None and self.value < 0:
-            raise ValueError(f"value {self.value} is negative")
-        if self.unit == "percent" and self.value is not None and self.value > 100:
-            raise ValueError(f"value {self.value} is a percentage outside [0, 100]")
-        if self.spread is not None and (self.runs or 1) < 2:
-            raise ValueError(f"a spread (±{self.spread}) needs `runs` of at least 2, got {self.runs}")
-        if (self.runs or 1) >= 2 and self.spread is None:
-            raise ValueError(f"{self.runs} runs given without a `spread`: give spread and spread_kind, or leave runs out")
-        if self.spread_kind is not None and self.spread is None:
-            raise ValueError(f"spread_kind {self.spread_kind!r} given without a `spread`")
-        return self
+    @field_validator("value")
+    @classmethod
+    def _value_range(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if value is not None and value < 0:
+            raise ValueError(f"value {value:g} is negative")
+        if value is not None and info.data.get("unit", "percent") == "percent" and value > 100:
+            raise ValueError(f"value {value:g} is a percentage outside [0, 100]")
+        return value
+
+    @field_validator("spread")
+    @classmethod
+    def _spread_needs_runs(cls, spread: float | None, info: ValidationInfo) -> float | None:
+        runs = info.data.get("runs") or 1
+        if spread is not None and runs < 2:
+            raise ValueError(f"a spread (±{spread:g}) needs `runs` of at least 2, got {info.data.get('runs')}")
+        if spread is None and runs >= 2:
+            raise ValueError(f"{runs} runs given without a spread: give the published ± (and spread_kind), or "
+                             "leave runs out")
+        return spread
+
+    @field_validator("spread_kind")
+    @classmethod
+    def _kind_needs_spread(cls, kind: str | None, info: ValidationInfo) -> str | None:
+        if kind is not None and info.data.get("spread") is None:
+            raise ValueError(f"spread_kind {kind!r} given without a `spread`")
+        return kind
 
 
 class Range(_Strict):
@@ -127,6 +141,13 @@ class Claim(_Strict):
     def _consistent(self) -> Claim:
         if self.discordant is not None and self.n is not None and self.discordant.b + self.discordant.c > self.n:
             raise ValueError(f"discordant b + c = {self.discordant.b + self.discordant.c} exceeds n = {self.n}")
+        if self.discordant is not None and self.n is not None and self.baseline is not None:
+            sides = (self.method, self.baseline)
+            if all(s.value is not None and s.unit == "percent" and (s.runs or 1) == 1 for s in sides):
+                net = round(self.method.value / 100 * self.n) - round(self.baseline.value / 100 * self.n)  # type: ignore[operator]
+                if abs(self.discordant.b - self.discordant.c - net) > 1:
+                    raise ValueError(f"discordant b − c = {self.discordant.b - self.discordant.c}, but the two values "
+                                     f"differ by {net} problems of {self.n}")
         if self.kind == "benchmark-size" and self.dataset is None and self.shipped_n is None:
             raise ValueError("a benchmark-size claim needs `dataset` or `shipped_n` to count against")
         return self

@@ -40,7 +40,7 @@ def validation_message(exc: ValidationError, raw: Any) -> str:
     else:
         where = "registry"
     field_name = ".".join(str(p) for p in location) or "(claim)"
-    return f"{where}: field `{field_name}`: {error['msg']}"
+    return f"{where}: field `{field_name}`: {error['msg'].removeprefix('Value error, ')}"
 
 
 def _read_text(path: str | Path) -> tuple[str, str]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,12 +39,14 @@ from sotacheck.audit.claim_checks import (
     CheckResult,
     Verdict,
 )
-from sotacheck.audit.claim_registry import Claim, ClaimsError, load_registry
+from sotacheck.audit.claim_registry import Claim, ClaimsError, Registry, load_registry
 from sotacheck.core.errors import InputError
-from sotacheck.core.rundir import Run
+
+if TYPE_CHECKING:
+    from sotacheck.core.rundir import Run
 
 __all__ = ["ALPHA", "CONTRADICTED", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult", "ClaimVerdict",
-           "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "evaluate", "load_registry"]
+           "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "audit_registries", "evaluate", "load_registry"]
 
 _CONSISTENCY = ("benchmark-size", "identical-numbers", "reproduction", "comparator-kind")
 _OWN = ("reproduction", "benchmark-size", "identical-numbers", "minimum-detectable-difference", "average-margin",
@@ -102,7 +104,7 @@ def applicable_checks(claim: Claim, runs: list[Run] | None = None,
             checks.append(evidence.rerun(claim, runs or []))
         if claim.discordant is not None:
             checks.append(stat.paired_counts(claim))
-        if claim.n is not None and (rates or (claim.margin is not None and units_ok)):
+        if claim.n is not None and claim.discordant is None and (rates or (claim.margin is not None and units_ok)):
             checks.append(stat.paired_reconstruction(claim))
         if claim.n is not None and rates:
             checks.append(stat.two_proportions(claim))
@@ -202,15 +204,20 @@ def evaluate(claim: Claim, paper: str, runs: list[Run] | None = None,
                         deciding.numbers, tuple(dict.fromkeys(notes)), tuple(checks), claim.check)
 
 
-def audit_claims(files: list[Path] | list[str | Path], runs: list[Run] | None = None,
-                 dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
-    """Verdicts for every claim of every claims file (``-``: standard input), in file order."""
+def audit_registries(registries: list[tuple[str | Path, Registry]], runs: list[Run] | None = None,
+                     dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
+    """Verdicts for every claim of loaded claims files (each with its path, ``-``: standard input), in order."""
     verdicts = []
-    for file in files:
-        registry = load_registry(file)
+    for path, registry in registries:
         for claim in registry.claims:
             try:
                 verdicts.append(evaluate(claim, registry.paper.id, runs, dataset_sizes))
             except ClaimsError as exc:
-                raise ClaimsError(f"{'<stdin>' if str(file) == '-' else file}: {exc}") from None
+                raise ClaimsError(f"{'<stdin>' if str(path) == '-' else path}: {exc}") from None
     return verdicts
+
+
+def audit_claims(files: list[Path] | list[str | Path], runs: list[Run] | None = None,
+                 dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
+    """Verdicts for every claim of every claims file (``-``: standard input), in file order."""
+    return audit_registries([(file, load_registry(file)) for file in files], runs, dataset_sizes)

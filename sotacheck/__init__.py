@@ -23,6 +23,8 @@ if TYPE_CHECKING:
         analyze,
         audit_claims,
         check_leakage,
+        claims_schema,
+        compare,
         datasets,
         gate,
         import_logs,
@@ -37,8 +39,8 @@ if TYPE_CHECKING:
     )
 
 # The names of sotacheck.api (tests/cli/test_errors_and_api.py checks that the two lists agree).
-__all__ = ["__version__", "analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge",
-           "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
+__all__ = ["__version__", "analyze", "audit_claims", "check_leakage", "claims_schema", "compare", "datasets", "gate",
+           "import_logs", "judge", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
 
 def __getattr__(name: str) -> Any:
