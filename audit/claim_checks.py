@@ -181,7 +181,7 @@ def _readings(side: Side) -> dict[str, float]:
 def margin_vs_single(claim: Claim) -> CheckResult:
     assert claim.baseline is not None and claim.method.value is not None and claim.baseline.value is not None
     method, base = claim.method, claim.baseline
-    m, b, runs = float(method.value), float(base.value), int(method.runs or 1)
+    m, b, runs = float(claim.method.value), float(claim.baseline.value), int(method.runs or 1)
     pvalues: dict[str, float] = {}
     numbers: dict[str, Any] = {"method": m, "baseline": b, "margin_pp": m - b, "runs": runs, "spread": method.spread}
     paired_with_runs = (base.runs or 1) >= 2
@@ -230,8 +230,8 @@ def minimum_detectable(claim: Claim, discordance: float | None = None) -> CheckR
     reported without tests (``differences``), whether they could be resolved at all."""
     assert claim.n is not None
     n = claim.n
-    at = claim.baseline.value if is_rate(claim.baseline) else claim.method.value if is_rate(claim.method) else 50.0
-    assert at is not None
+    rated = next((side for side in (claim.baseline, claim.method) if side is not None and is_rate(side)), None)
+    at = rated.value if rated is not None and rated.value is not None else 50.0
     unpaired = mdd_unpaired(n, at / 100)
     numbers: dict[str, Any] = {"n": n, "at_pp": at, "unpaired_up_pp": 100 * unpaired.up,
                                "unpaired_down_pp": 100 * unpaired.down}

@@ -144,3 +144,23 @@ def test_every_check_shown_has_its_question_and_result() -> None:
         assert verdict.check in {c.name for c in verdict.checks}
         for check in verdict.checks:
             assert check.question.endswith(("?", ")")) and check.result, (verdict.id, check.name)
+
+
+@pytest.mark.parametrize(("a", "b", "n", "expected", "deciding"), [
+    (80.5, 92.7, 164, "contradicted", "paired-reconstruction"),  # significant for every split, negative
+    (85.0, 75.0, 164, "supported", "two-proportions"),  # the range straddles 0.05; Fisher's bound decides
+    (55.0, 50.0, 1140, "supported", "two-proportions"),
+    (84.8, 76.2, 164, "unverifiable from what was published", "paired-reconstruction"),  # straddles, Fisher > 0.05
+    (70.0, 60.0, 100, "unverifiable from what was published", "paired-reconstruction"),
+])
+def test_every_branch_of_the_rule_from_totals(a: float, b: float, n: int, expected: str, deciding: str) -> None:
+    ka, kb = round(a * n / 100), round(b * n / 100)
+    splits = [(c + ka - kb, c) for c in range(max(0, kb - ka), min(kb, n - ka) + 1)]
+    p = [stats.binomtest(bi, bi + ci, 0.5).pvalue for bi, ci in splits]
+    fisher = stats.fisher_exact([[ka, n - ka], [kb, n - kb]]).pvalue
+    straddles = min(p) < 0.05 <= max(p)
+    assert straddles == (deciding == "two-proportions" or expected.startswith("unverifiable"))
+    assert (fisher < 0.05) == (deciding == "two-proportions" or expected == "contradicted")
+    verdict = compare(a, b, n)
+    assert (verdict.verdict, verdict.check) == (expected, deciding)
+    assert verdict.check_named("paired-reconstruction").numbers["p_range"] == pytest.approx([min(p), max(p)], rel=1e-10)
