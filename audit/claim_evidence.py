@@ -69,8 +69,8 @@ def comparator_kind(claim: Claim) -> CheckResult:
     if base.kind == "method":
         return CheckResult("comparator-kind", question, f"Yes: {base.name} is another method.", None)
     gain = (claim.method.value - base.value) if claim.method.value is not None and base.value is not None else None
-    gain_text = f"The {gain:.1f} pp gain ({pp(claim.method.value or 0)} vs {pp(base.value or 0)})" if gain is not None \
-        else "The gain"
+    gain_text = f"the {gain:.1f} pp gain ({pp(claim.method.value or 0)} vs {pp(base.value or 0)})" if gain is not None \
+        else "the gain"
     return CheckResult("comparator-kind", question, f"No: {gain_text} is over {base.name}, a base model without any "
                        "method, not over another method; no other method is compared.", CONTRADICTED, None,
                        {"baseline_kind": base.kind, "gain_pp": gain})

@@ -124,7 +124,8 @@ def decide(checks: list[CheckResult]) -> tuple[CheckResult, str]:
     by_name = {c.name: c for c in checks}
     for name in _CONSISTENCY:
         if name in by_name and by_name[name].verdict == CONTRADICTED:
-            return by_name[name], "a published number is contradicted"
+            return by_name[name], ("the comparison is not the one the claim makes" if name == "comparator-kind" else
+                                   "a published number is contradicted")
     for name in ("rerun", "paired-counts"):
         if name in by_name and by_name[name].verdict is not None:
             return by_name[name], "per-problem data decide"
