@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 	-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_WHEELS := $(HOME)/.cache/sotacheck/wheels/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 
-.PHONY: setup setup-core setup-local setup-browser test check bench demo clean
+.PHONY: setup setup-core setup-local setup-browser test test-all check docs-check bench demo clean
 
 setup: setup-core setup-local setup-browser
 
@@ -36,8 +36,20 @@ setup-local: setup-core
 	$(PIP) install -q $(LLAMA_WHEELS)/llama_cpp_python-*.whl
 	$(PIP) install -q -e '.[local]'
 
+# `make test`: everything but the embedded model, the Ray cluster, the browser and the slow re-judging
+# (pytest markers in pyproject.toml); from any clone, on the data bundled with the package and tests/fixtures.
+# `make test-all`: everything; beside the project's shared folder it also reads the full data copy and the
+# authors' code checkouts (SOTACHECK_DATA, SOTACHECK_REFERENCE_IMPLS), else those tests skip and say why.
+FAST := not slow and not model and not ray and not browser
+SHARED ?= $(abspath ../shared)
+SHARED_ENV := $(if $(wildcard $(SHARED)/data/benchmarks),SOTACHECK_DATA=$(SHARED)/data) \
+	$(if $(wildcard $(SHARED)/reference-impls/mapcoder),SOTACHECK_REFERENCE_IMPLS=$(SHARED)/reference-impls)
+
 test: setup-core
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m '$(FAST)'
+
+test-all: setup
+	$(SHARED_ENV) $(PY) -m pytest -q
 
 # ruff, mypy (on the package as installed: scripts/typecheck_tree.py) and the layering contract.
 check: setup-core

@@ -150,7 +150,8 @@ def compare_arms(table: pd.DataFrame, a: str, b: str, dataset: str, confidence_l
         name, pvalue, midp = "exact McNemar", test.pvalue, test.midp
     else:
         perm = sign_flip_test(xa, xb, n_resamples=n_resamples, rng=seed)
-        name = "sign-flip permutation on per-problem means" + (" (exact)" if perm.exact else "")
+        name = "sign-flip permutation on per-problem means" + (
+            " (exact)" if perm.exact else f" (Monte Carlo, {n_resamples} sign patterns)")
         pvalue, midp = perm.pvalue, None
     if len(shared) < 2:
         notes.append("a single shared problem: no test can say anything")

@@ -9,7 +9,9 @@ Pairs the problems (and repeats) both runs have, then per dataset:
 - the paired cluster-bootstrap interval of candidate − baseline.
 
 ``mode="significance"`` fails when the drop is significant at ``alpha``; ``mode="noninferiority"`` fails
-when the lower bound of the one-sided (1 − alpha) interval lies below ``-max_drop``. Every decision
+when the one-sided (1 − alpha) lower confidence bound lies below ``-max_drop``. The interval reported is the
+two-sided (1 − 2 alpha) one, whose lower end is that one-sided bound; ``max_drop`` is a fraction here and in
+points on the command line (``--max-drop 2`` is 0.02). Every decision
 carries a power note: the smallest drop in pass rate this gate detects with 80 % power, from the test it
 actually used (exact McNemar at one repeat; the sign-flip test on per-problem mean differences with their
 observed spread at K repeats, see ``sotacheck.audit.power.mdd_paired``).
@@ -60,8 +62,8 @@ class GateSettings:
         if self.mode == "noninferiority" and self.max_drop == 0:
             # The lower bound of the difference of two identical methods is below 0 in nearly every run, so a
             # margin of 0 fails identical methods most of the time: the margin has to be the user's choice.
-            raise GateInputError("noninferiority mode needs the largest drop you accept, `max_drop` (--max-drop), "
-                                 "above 0, e.g. 0.02; with 0 it fails identical methods in most runs")
+            raise GateInputError("noninferiority mode needs the largest drop you accept, --max-drop in points "
+                                 "above 0, e.g. 2; with 0 it fails identical methods in most runs")
         if not 0 <= self.max_error_rate <= 1:
             raise GateInputError(f"`max_error_rate` must be in [0, 1], got {self.max_error_rate}")
 
@@ -88,6 +90,15 @@ class GateCheck:
     mdd: float
     reason: str
     notes: tuple[str, ...] = ()
+    lost: tuple[str, ...] = ()
+    gained: tuple[str, ...] = ()
+    alpha: float = 0.05
+
+    @property
+    def interval_label(self) -> str:
+        """What ``ci_low``/``ci_high`` are: their level and sidedness."""
+        return (f"two-sided {100 * (1 - 2 * self.alpha):.0f} % interval; its lower end is the one-sided "
+                f"{100 * (1 - self.alpha):.0f} % lower bound")
 
 
 @dataclass(frozen=True)
@@ -163,6 +174,8 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
                              f"--min-n {settings.min_n}; a gate this small cannot tell a drop from noise")
     mean_b, mean_c = xb.mean(axis=1), xc.mean(axis=1)
     drops, gains = paired.wins_losses  # problems the baseline did better on are the candidate's drops
+    lost = tuple(str(problem) for problem in shared[mean_c < mean_b])
+    gained = tuple(str(problem) for problem in shared[mean_c > mean_b])
     n_repeats = xb.shape[1]
     if n_repeats == 1:
         test_name = "one-sided exact McNemar"
@@ -176,17 +189,17 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
     mdd = mdd_paired(xb, xc, settings.alpha, 0.8, "greater").mdd
     if settings.mode == "significance":
         regression = pvalue < settings.alpha and diff < 0
-        reason = (f"drop of {-diff:.3f} is significant (p = {pvalue:.3g} < {settings.alpha})" if regression
-                  else f"no significant drop (p = {pvalue:.3g} >= {settings.alpha})" if diff < 0
-                  else f"no drop (difference {diff:+.3f})")
+        reason = (f"drop of {-100 * diff:.1f} points is significant (p = {pvalue:.3g} < {settings.alpha})"
+                  if regression else f"no significant drop (p = {pvalue:.3g} >= {settings.alpha})" if diff < 0
+                  else f"no drop (difference {100 * diff:+.1f} points)")
     else:
         regression = ci.low < -settings.max_drop
-        reason = (f"the {100 * (1 - settings.alpha):.0f} % lower bound {ci.low:+.3f} is below the allowed drop "
-                  f"-{settings.max_drop:.3f}" if regression
-                  else f"the lower bound {ci.low:+.3f} is within the allowed drop -{settings.max_drop:.3f}")
+        bound = f"the one-sided {100 * (1 - settings.alpha):.0f} % lower bound {100 * ci.low:+.1f} points"
+        reason = (f"{bound} is below the allowed drop of {100 * settings.max_drop:.1f} points" if regression
+                  else f"{bound} is within the allowed drop of {100 * settings.max_drop:.1f} points")
     return GateCheck(dataset, base_arm, cand_arm, len(shared), n_repeats, float(mean_b.mean()),
                      float(mean_c.mean()), diff, ci.low, ci.high, drops, gains, test_name, float(pvalue),
-                     bool(regression), float(mdd), reason, tuple(notes))
+                     bool(regression), float(mdd), reason, tuple(notes), lost, gained, settings.alpha)
 
 
 def power_note(check: GateCheck) -> str:

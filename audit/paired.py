@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from sotacheck.audit import signflip
 from sotacheck.audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
 from sotacheck.core.errors import ArgumentError
 
@@ -113,39 +114,30 @@ def sign_flip_test(a: np.ndarray, b: np.ndarray, alternative: Alternative = "two
                    ) -> PermutationResult:
     """Permutation test flipping the sign of each problem's mean difference (the problem is the unit).
 
-    Problems with zero difference do not change the statistic under any flip and are dropped first, so
-    the test is exact (all 2^m sign patterns) whenever 2^m ≤ ``n_resamples`` for the m problems that
-    differ; at K = 1 it then equals exact McNemar. Otherwise ``n_resamples`` random sign patterns give
-    p = (hits + 1) / (n_resamples + 1). Two-sided p = 2·min(one-sided p's), capped at 1 (as in
-    ``scipy.stats.permutation_test``).
+    The per-problem differences of means over K_a and K_b repeats are multiples of 1/lcm(K_a, K_b), so
+    the null distribution over all 2^m sign patterns is computed exactly on that lattice
+    (:mod:`sotacheck.audit.signflip`); at K = 1 the test equals exact McNemar. Only when the lattice is
+    too wide (sum of |differences| over ``signflip.MAX_LATTICE`` lattice steps) are ``n_resamples`` random
+    sign patterns drawn instead, p = (hits + 1) / (n_resamples + 1), and the result says ``exact=False``.
+    Two-sided p = 2·min(one-sided p's), capped at 1 (as in ``scipy.stats.permutation_test``).
     """
     a, b = _paired_iv(a, b)
     if alternative not in ("two-sided", "greater", "less"):
         raise ArgumentError(f"`alternative` must be 'two-sided', 'greater' or 'less', got {alternative!r}")
     diff = a.mean(axis=1) - b.mean(axis=1)
     statistic = float(diff.mean())
-    nonzero = diff[diff != 0]
-    if nonzero.size == 0:
+    unit = signflip.lattice_unit(np.array([a.shape[1], b.shape[1]]))
+    steps = np.rint(diff * unit).astype(np.int64)
+    if not steps.any():
         return PermutationResult(statistic, 1.0, True, diff.size)
-    observed = nonzero.sum()
-    tolerance = 1e-9 * max(1.0, float(np.abs(nonzero).sum()))
-    exact = 2 ** nonzero.size <= n_resamples
-    if exact:
-        patterns = (np.arange(2 ** nonzero.size)[:, None] >> np.arange(nonzero.size)) & 1
-        null = (2.0 * patterns - 1.0) @ nonzero
-        greater = float(np.mean(null >= observed - tolerance))
-        less = float(np.mean(null <= observed + tolerance))
+    observed = int(steps.sum())
+    if int(np.abs(steps).sum()) <= signflip.MAX_LATTICE:
+        greater = signflip.upper_tail(steps, observed)
+        less = signflip.upper_tail(-steps, -observed)
+        exact = True
     else:
-        generator = np.random.default_rng(rng)
-        hits_greater = hits_less = 0
-        for start in range(0, n_resamples, 2_000):
-            size = min(2_000, n_resamples - start)
-            signs = generator.integers(0, 2, size=(size, nonzero.size), dtype=np.int8) * 2 - 1
-            null = signs @ nonzero
-            hits_greater += int(np.sum(null >= observed - tolerance))
-            hits_less += int(np.sum(null <= observed + tolerance))
-        greater = (hits_greater + 1) / (n_resamples + 1)
-        less = (hits_less + 1) / (n_resamples + 1)
+        greater, less = signflip.resampled_tails(steps[steps != 0].astype(float), observed, n_resamples, rng)
+        exact = False
     pvalue = {"greater": greater, "less": less, "two-sided": min(1.0, 2 * min(greater, less))}[alternative]
     return PermutationResult(statistic, float(pvalue), exact, diff.size)
 

@@ -200,4 +200,5 @@ def condition_differences(run_a: Run, arm_a: str, run_b: Run, arm_b: str) -> lis
     pairs = {"model": (first[0], second[0]), "endpoint": (first[1], second[1]),
              "sampling": (sampling_condition(run_a, arm_a), sampling_condition(run_b, arm_b)),
              "judge": (judge_condition(run_a), judge_condition(run_b))}
-    return [f"{name} {a.text} vs {b.text}" for name, (a, b) in pairs.items() if a.key != b.key]
+    return [f"{name} recorded in neither run" if a.text == b.text == "not recorded" else f"{name} {a.text} vs {b.text}"
+            for name, (a, b) in pairs.items() if a.key != b.key]

@@ -5,6 +5,7 @@ The public Python API (each documented in :mod:`sotacheck.api`)::
     import sotacheck
     run = sotacheck.load_run("runs/methods")
     result = sotacheck.analyze([run], baseline="direct")
+    board = sotacheck.leaderboard(["runs/a", "runs/b"])   # rank claims: who is tied with #1
     sotacheck.report([run], "report.html")
     verdict = sotacheck.gate("runs/main", "runs/branch")
     judged = sotacheck.judge("humaneval", canonical=True)
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         gate,
         import_logs,
         judge,
+        leaderboard,
         load_run,
         migrate,
         report,
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 
 # The names of sotacheck.api (tests/cli/test_errors_and_api.py checks that the two lists agree).
 __all__ = ["__version__", "analyze", "audit_claims", "check_leakage", "claims_schema", "compare", "datasets", "gate",
-           "import_logs", "judge", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
+           "import_logs", "judge", "leaderboard", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from sotacheck.audit.claim_registry import Registry
     from sotacheck.audit.claims import ClaimVerdict
     from sotacheck.audit.gate import GateResult, GateSettings
+    from sotacheck.audit.leaderboard_results import Leaderboard
     from sotacheck.core.rundir import Run
     from sotacheck.reruns.benchmarks.problem import Dataset
     from sotacheck.reruns.judging import JudgeReport
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from sotacheck.reruns.run import RunSpec, RunSummary
 
 __all__ = ["analyze", "audit_claims", "check_leakage", "claims_schema", "compare", "datasets", "gate", "import_logs",
-           "judge", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
+           "judge", "leaderboard", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
 
 def load_run(path: str | Path) -> Run:
@@ -88,6 +89,48 @@ def analyze(runs: Iterable[Run | str | Path], baseline: str | None = None, confi
 
 TABLE_KINDS = ("pass-rates", "comparisons", "fidelity", "calls-by-problem")
 """The tables ``sotacheck table --kind`` makes."""
+
+
+def leaderboard(runs: Iterable[Run | str | Path], dataset: str | None = None, *, alpha: float = 0.05,
+                against: str | None = None, confidence: float = 0.95, canonical: bool = False,
+                data_dir: str | Path | None = None) -> Leaderboard:
+    """Rank every system (arm) of ``runs`` on one dataset: pass rates with intervals, every pair tested with
+    the paired test under Holm, simultaneous rank intervals and the top group (the systems no other beats
+    significantly), the benchmark's resolution and its suspect problems.
+
+    Parameters
+    ----------
+    runs : run directories (paths) or loaded runs; all their arms on ``dataset`` are the systems.
+    dataset : the benchmark; required when the runs hold several.
+    alpha : family-wise error rate of the pairwise tests, and so the level of the rank intervals.
+    against : test only this system's pairs (``"TOP"``: the best by pass rate, chosen from these data).
+    confidence : level of the pass-rate intervals.
+    canonical : judge the dataset's canonical solutions and show their verdicts beside suspect problems.
+    data_dir : local benchmark files for ``canonical``.
+
+    Returns
+    -------
+    sotacheck.audit.leaderboard_results.Leaderboard
+
+    Raises
+    ------
+    InputError
+        Fewer than two systems, no problem shared by all, an unknown dataset, unreadable runs.
+    UsageError
+        ``canonical`` for a dataset sotacheck cannot judge.
+    """
+    from sotacheck.audit.leaderboard import leaderboard as build
+
+    loaded = _runs(runs)
+    verdicts: dict[str, bool] | None = None
+    if canonical:
+        names = sorted({str(d) for run in loaded for d in run.outcomes["dataset"].unique()})
+        chosen = dataset or (names[0] if len(names) == 1 else None)
+        if chosen is None:
+            raise UsageError(f"`canonical`: name the dataset (the runs hold {', '.join(names)})")
+        report = judge(chosen, canonical=True, data_dir=data_dir)
+        verdicts = {v.problem_id: v.result.status == "passed" for v in report.verdicts}
+    return build(loaded, dataset, alpha=alpha, against=against, confidence_level=confidence, canonical=verdicts)
 
 
 def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",
@@ -194,18 +237,19 @@ def dataset_sizes(claims: Sequence[Path | Registry], data_dir: str | Path | None
 
 
 def import_logs(kind: str, path: str | Path, out: str | Path, arm: str | None = None, dataset: str | None = None,
-                force: bool = False) -> tuple[Run, list[str]]:
-    """Import another tool's per-problem logs (``kind``: mapcoder, humaneval-results, evalplus, lm-eval,
-    inspect, csv; see :data:`sotacheck.audit.import_kinds.IMPORT_KINDS`) as a run directory at ``out``,
-    written atomically (nothing is written when the input cannot be read). Returns the run as written and
-    the repairs made while reading."""
-    from sotacheck.audit.import_kinds import KIND_NAMES, run_importer
+                force: bool = False, samples: int | None = None, instances: str | Path | None = None
+                ) -> tuple[Run, list[str]]:
+    """Import another tool's per-problem logs (``kind``: one of
+    :data:`sotacheck.audit.importers.IMPORTERS`: mapcoder, humaneval-results, evalplus, lm-eval, inspect, csv,
+    jsonl, parquet, table, swebench) as a run directory at ``out``, written atomically (nothing is written
+    when the input cannot be read). ``samples`` is the sample count behind a long table's fractions,
+    ``instances`` the instance-id file of SWE-bench results. Returns the run as written and the repairs made
+    while reading."""
+    from sotacheck.audit.importers import run_importer
     from sotacheck.core.rundir import manifest_of, write_run
 
-    if kind not in KIND_NAMES:
-        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KIND_NAMES)}")
     target = Path(out)
-    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset)
+    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset, samples=samples, instances=instances)
     written = write_run(target, frame, manifest_of(fields, name=target.name), overwrite=force)
     return load_run(written), list(fields.get("repairs", []))
 

@@ -38,10 +38,10 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
         click.echo(f"{study.study.id}: {study.study.describe()}")
         unscored = [u for u in result.unscored if u.study == study.study.id]
         width = max([28, *(len(a.arm) for a in arms), *(len(u.arm) for u in unscored)])
-        click.echo(f"  {'arm':{width}s} {'n':>4s} {'pass':>6s}  {int(confidence * 100)}% CI")
+        click.echo(f"  {'arm':{width}s} {'n':>4s} {'pass %':>6s}  two-sided {100 * confidence:g} % CI (points)")
         for a in arms:
-            click.echo(f"  {a.arm:{width}s} {a.n:4d} {a.pass_rate:6.3f}  [{a.ci_low:.3f}, {a.ci_high:.3f}]"
-                       + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
+            click.echo(f"  {a.arm:{width}s} {a.n:4d} {100 * a.pass_rate:6.1f}  [{100 * a.ci_low:.1f}, "
+                       f"{100 * a.ci_high:.1f}] {a.ci_method}" + (f"  ({'; '.join(a.notes)})" if a.notes else ""))
         for u in unscored:
             click.echo(f"  {u.arm:{width}s} {0:4d} {'–':>6s}  no result: {u.cause}")
         for note in study.notes:
@@ -54,6 +54,10 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
                        f"{study.study.id}):")
             _comparison_lines(comparisons)
         click.echo("")
+    if len(result.studies) > 1 and not result.requested:
+        click.echo(f"nothing was compared across these {len(result.studies)} studies (they differ in problems, model, "
+                   f"sampling or judge); to rank systems across runs: `sotacheck leaderboard RUN...`; to compare two "
+                   f"arms by name: `--compare ARM AGAINST`")
     if result.requested:
         click.echo(f"asked for by name (Holm across these {len(result.requested)}):")
         _comparison_lines(result.requested, with_study=True)
@@ -66,10 +70,10 @@ def _comparison_lines(comparisons: list[Comparison], with_study: bool = False) -
     """One line per comparison; the columns as wide as the longest arm names (a name is never cut)."""
     arm_width = max([28, *(len(c.a) for c in comparisons)])
     vs_width = max([10, *(len(c.b) for c in comparisons)])
-    click.echo(f"  {'arm':{arm_width}s} {'vs':{vs_width}s} {'diff':>7s} {'b':>4s} {'c':>4s} {'p':>9s} {'p_holm':>9s}"
-               f"  test; MDD")
+    click.echo(f"  {'arm':{arm_width}s} {'vs':{vs_width}s} {'diff pt':>7s} {'b':>4s} {'c':>4s} {'p':>9s} "
+               f"{'p_holm':>9s}  test (two-sided); MDD")
     for c in comparisons:
-        click.echo(f"  {c.a:{arm_width}s} {c.b:{vs_width}s} {c.diff:+7.3f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} "
+        click.echo(f"  {c.a:{arm_width}s} {c.b:{vs_width}s} {100 * c.diff:+7.1f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} "
                    f"{c.pvalue_holm:9.2e}  {c.test}; {_mdd_text(c)}" + (f" [{c.study}]" if with_study else "")
                    + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
 

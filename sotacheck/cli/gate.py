@@ -23,7 +23,9 @@ def _run_and_arm(spec: str) -> tuple[Path, str | None]:
 @click.option("--candidate", required=True, help="Candidate run, runs/B or runs/B:ARM.")
 @click.option("--dataset", default=None, help="Only this dataset (default: every shared one).")
 @click.option("--alpha", type=float, default=0.05, help="One-sided significance level.")
-@click.option("--max-drop", type=float, default=0.0, help="Allowed drop (noninferiority mode), as a fraction.")
+@click.option("--max-drop", type=float, default=0.0,
+              help="Allowed drop in noninferiority mode, in percentage points (2 = two points); a value below 1 "
+                   "is read as the old fraction (0.02 = two points), with a deprecation warning.")
 @click.option("--min-n", type=int, default=30, help="Fewest shared problems the gate will decide on.")
 @click.option("--mode", default="significance", help="significance | noninferiority")
 @click.option("--max-error-rate", type=float, default=0.05, help="Most errored cells tolerated, as a fraction.")
@@ -33,19 +35,24 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
                  mode: str, max_error_rate: float, junit: Path | None, markdown: Path | None) -> None:
     """Fail CI on a real drop in pass rate: exit 0 pass, 1 regression, 2 unusable input."""
     from sotacheck.audit.gate import GateSettings
-    from sotacheck.core.errors import InputError
-    from sotacheck.reports.gate import explanation, junit_xml
+    from sotacheck.core.errors import SotacheckError
+    from sotacheck.reports.gate import explanation, junit_error_xml, junit_xml, markdown_error
     from sotacheck.reports.gate import markdown as render_markdown
 
     try:
-        settings = GateSettings(alpha=alpha, max_drop=max_drop, min_n=min_n, mode=mode,  # type: ignore[arg-type]
-                                max_error_rate=max_error_rate)
+        settings = GateSettings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n,
+                                mode=mode, max_error_rate=max_error_rate)  # type: ignore[arg-type]
         base_path, base_arm = _run_and_arm(baseline)
         cand_path, cand_arm = _run_and_arm(candidate)
         result = api.gate(base_path, cand_path, base_arm, cand_arm, dataset, settings)
-    except InputError as exc:
-        click.echo(f"sotacheck gate: UNUSABLE INPUT (exit 2): {exc}. The gate exits 2 rather than 0 or 1 so that "
-                   "CI does not mistake input it cannot judge for a pass or a regression.", err=True)
+    except SotacheckError as exc:
+        reason = " ".join(str(exc).split())
+        if junit is not None:
+            write_text(junit, junit_error_xml(reason))
+        if markdown is not None:
+            write_text(markdown, markdown_error(reason))
+        click.echo(f"sotacheck gate: UNUSABLE INPUT (exit 2): {reason}. The gate exits 2 rather than 0 or 1 so "
+                   "that CI does not mistake input it cannot judge for a pass or a regression.", err=True)
         raise click.exceptions.Exit(2) from None
     if junit is not None:
         write_text(junit, junit_xml(result))
@@ -53,3 +60,12 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
         write_text(markdown, render_markdown(result))
     click.echo(explanation(result), err=True)
     raise click.exceptions.Exit(result.exit_code)
+
+
+def _max_drop_fraction(points: float) -> float:
+    """``--max-drop`` in points as the fraction the gate computes with; below 1, the old fraction."""
+    if 0 < points < 1:
+        click.echo(f"sotacheck gate: deprecated: --max-drop {points:g} read as a fraction ({100 * points:g} points); "
+                   f"--max-drop is now in percentage points: write --max-drop {100 * points:g}", err=True)
+        return points
+    return points / 100

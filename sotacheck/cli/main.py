@@ -17,7 +17,8 @@ from sotacheck.core.errors import SotacheckError
 # lazily loaded subcommands).
 COMMANDS = {
     "analyze": "analysis.analyze", "claims": "claims.claims", "compare": "compare.compare", "datasets": "datasets.datasets",
-    "gate": "gate.gate_command", "import": "imports.import_", "judge": "judge.judge", "leakage": "tools.leakage",
+    "gate": "gate.gate_command", "import": "imports.import_", "judge": "judge.judge", "leaderboard": "leaderboard.leaderboard",
+    "leakage": "tools.leakage",
     "migrate": "imports.migrate", "report": "report.report", "rerun": "runs.rerun", "resume": "runs.resume",
     "serve": "tools.serve", "sweep": "runs.sweep", "table": "analysis.table",
 }

@@ -106,6 +106,10 @@ class Manifest(BaseModel):
     arm_sampling: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # The revision of each pipeline a rerun ran (sotacheck's ``Pipeline.revision``); absent: each one's first.
     pipeline_revisions: dict[str, int] = Field(default_factory=dict)
+    # Each system's own facts, one value per system, as an imported long table or submission gives them
+    # (``model``, ``method``, ``release_date``, ``open_weights``, ``harness``, ``meta.<name>``, SWE-bench's
+    # ``metadata``): the arm → {fact: value}; a leaderboard lists them beside the systems.
+    systems: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def sotacheck_version(self) -> str:
@@ -149,10 +153,14 @@ def load_run(path: str | Path) -> Run:
     if not directory.is_dir():
         raise OutcomeError(f"run directory {str(directory)!r} does not exist")
     parquet, csv = directory / PARQUET, directory / CSV
+    for name in (PARQUET, CSV, MANIFEST):
+        if (directory / name).is_dir():
+            raise OutcomeError(f"{directory / name}: a directory where a file is expected")
     if parquet.is_file():
-        frame, where = pd.read_parquet(parquet), str(parquet)
+        frame, where = _read_table(parquet, pd.read_parquet), str(parquet)
     elif csv.is_file():
-        frame = pd.read_csv(csv, dtype={"problem": str, "arm": str, "dataset": str, "pipeline": str})
+        frame = _read_table(csv, lambda path: pd.read_csv(path, dtype={"problem": str, "arm": str, "dataset": str,
+                                                                      "pipeline": str}))
         where = str(csv)
     else:
         raise OutcomeError(f"{directory}: no outcome table (looked for {PARQUET}, {CSV})")
@@ -161,8 +169,31 @@ def load_run(path: str | Path) -> Run:
         raw = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     except json.JSONDecodeError as exc:
         raise OutcomeError(f"{manifest_path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OutcomeError(f"{manifest_path}: not readable as JSON text ({_first_line(exc)})") from None
     return Run(directory, normalise(frame, where), _migrate_manifest(raw, directory.name, str(manifest_path)),
                _read_calls(directory / CALLS))
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _read_table(path: Path, read: Callable[[Path], pd.DataFrame]) -> pd.DataFrame:
+    """``read(path)``; a file that is empty, truncated, garbage or unreadable is an error naming it (pyarrow's
+    and pandas' own errors are ``OSError`` or ``ValueError`` subclasses)."""
+    if path.stat().st_size == 0:
+        raise OutcomeError(f"{path}: the file is empty")
+    if path.suffix == ".csv":
+        with path.open("rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) not in b"\n\r":
+                raise OutcomeError(f"{path}: the last row does not end with a newline: the file is truncated")
+    try:
+        return read(path)
+    except (OSError, ValueError) as exc:
+        kind = "Parquet" if path.suffix == ".parquet" else "CSV"
+        raise OutcomeError(f"{path}: not a readable {kind} outcome table ({_first_line(exc)})") from None
 
 
 def _read_calls(path: Path) -> pd.DataFrame | None:
@@ -172,7 +203,7 @@ def _read_calls(path: Path) -> pd.DataFrame | None:
     try:
         calls = pd.read_parquet(path)
     except (OSError, ValueError) as exc:
-        raise OutcomeError(f"{path}: not a readable call table ({exc})") from None
+        raise OutcomeError(f"{path}: not a readable call table ({_first_line(exc)})") from None
     missing = [column for column in CALL_COLUMNS if column not in calls.columns]
     if missing:
         raise OutcomeError(f"{path}: missing column(s) {', '.join(missing)}")

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.rundir import load_run, write_run
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sotacheck.audit.claim_model import Claim, Discordant, Paper, Range, Reference, RerunArms, Side
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import write_run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 from scipy import stats
 
 from sotacheck.audit.gate import GateInputError, GateSettings, gate
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import Run, load_run, normalise, write_run
 
 SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
@@ -51,7 +51,11 @@ def test_flipping_k_problems_matches_the_exact_one_sided_binomial(baseline_dir, 
     assert result.exit_code == (1 if expected_p < 0.05 else 0)  # passes up to k = 4, fails from k = 5
     done = run_gate("--baseline", str(baseline_dir), "--candidate", str(candidate))
     assert done.returncode == result.exit_code
-    assert "Power:" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    lines = done.stderr.strip().splitlines()
+    assert "Power:" in lines[1] and len(lines) == 3  # the verdict, the dataset's decision, its problems
+    lost = [str(p) for p in load_run(baseline_dir).outcomes.query("passed == True")["problem"][:k]]
+    assert lines[2] == f"  Lost: {', '.join(lost) or 'none'}. Gained: none."
+    assert check.lost == tuple(lost) and check.gained == ()
 
 
 def _repeats_table(arm: str, lost_problems: int, n_problems: int = 40) -> pd.DataFrame:

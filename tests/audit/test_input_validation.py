@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from sotacheck.audit.importers import mapcoder_file_identity
+from sotacheck.audit.importers.mapcoder import mapcoder_file_identity
 from sotacheck.audit.intervals import proportion_interval
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.errors import ArgumentError

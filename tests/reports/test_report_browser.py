@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from sotacheck.audit.analysis import analyze
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
@@ -25,8 +25,8 @@ RECORDED = sorted(p for p in (REPO / "data" / "runs").iterdir() if p.is_dir())
 ARTIFACTS = Path(os.environ.get("SOTACHECK_ARTIFACTS", REPO / "artifacts"))
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
-pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
-                                reason="Debian's chromium and chromium-driver are installed by `make setup`")
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER) and not os.environ.get("CI"),
+                                reason="Debian's chromium and chromium-driver are installed by `make setup`")]
 
 
 @pytest.fixture(scope="module")

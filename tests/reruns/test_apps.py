@@ -25,6 +25,8 @@ from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool, judge_hidden, r
 from sotacheck.reruns.sandbox.programs import EXECEVAL_LIMITS, run_program_tests
 from sotacheck.reruns.store.run_store import CellKey, RunStore
 
+from .scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "apps"
 ADD = [IOTest("1 2\n", ("3\n",)), IOTest("5 7\n", ("12",)), IOTest("10 -3", ("7", "seven"))]
 ADDER = "a, b = map(int, input().split())\nprint(a + b)\n"
@@ -246,11 +248,10 @@ def test_debugging_feedback_shows_the_io(apps, fast_pool, tmp_path) -> None:
     assert "Input:\nQAQAQYSYIOIWIN\nExpected output:\n4\nActual output:\n0" in fix
 
 
+@REQUIRES_CHECKOUTS
 @pytest.mark.parametrize("pipeline", ["codesim@original", "mapcoder@original"])
 def test_the_authors_classes_run_on_apps(apps, fast_pool, tmp_path, pipeline: str) -> None:
     """Their APPS dataset class, with their own ExecEval feedback code answered by the sandbox."""
-    from .scripted_methods import CHECKOUTS
-
     problem = apps.by_id()["APPS/1607"]
     code = (FIXTURES / "1607.py").read_text()
     model = Scripted(code)

@@ -30,6 +30,7 @@ RECORDED = Path(__file__).resolve().parents[2] / "data" / "runs" / "reference-qw
 # A test cluster on loopback needs no token; Ray >= 2.5x turns token authentication on for `ray start --head`.
 RAY_ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_health_check_period_ms": "500",
            "RAY_health_check_failure_threshold": "3", "RAY_USAGE_STATS_ENABLED": "0"}
+pytestmark = pytest.mark.ray
 
 
 @pytest.fixture(scope="module")

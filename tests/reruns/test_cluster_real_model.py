@@ -16,7 +16,7 @@ import pytest
 from .test_cluster import RAY_ENV, SOTACHECK
 from .test_harness_recovery import outcomes
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.ray,
               pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="the embedded model needs the `local` extra (make setup)")]
 

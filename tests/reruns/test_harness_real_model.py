@@ -23,7 +23,7 @@ from sotacheck.reruns.model.loopback import LoopbackServer
 
 from .test_harness_recovery import assert_nothing_lost_or_duplicated, cli, outcomes
 
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.model,
               pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                  reason="the embedded model needs the `local` extra (make setup)")]
 LIMIT = 2

@@ -15,7 +15,7 @@ import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
 
-from .scripted_methods import Scenario, Trace, run_scenarios
+from .scripted_methods import REQUIRES_CHECKOUTS, Scenario, Trace, run_scenarios
 
 GRID = [(p, d) for p in (2, 3) for d in (0, 3, 5)]
 
@@ -33,6 +33,7 @@ def released_calls(p: int, d: int, passes_at: int | None, refine: bool = False) 
     return per_plan + passes_at
 
 
+@REQUIRES_CHECKOUTS
 @pytest.mark.parametrize(("p", "d"), GRID)
 def test_calls_tests_and_return_point_on_the_grid(problem, pool, tmp_path, p, d) -> None:
     rest = (None,) * (p - 1)
@@ -62,6 +63,7 @@ VERDICTS = {
 }
 
 
+@REQUIRES_CHECKOUTS
 def test_verdict_phrases(problem, pool, tmp_path) -> None:
     cases = [Scenario(phrase, (None, None), verdict=phrase) for phrase in VERDICTS]
     original = run_scenarios(problem, pool, tmp_path / "o", "codesim@original", {"p": 2, "d": 1}, cases)
@@ -72,6 +74,7 @@ def test_verdict_phrases(problem, pool, tmp_path) -> None:
         assert theirs.stages == mine.stages, phrase
 
 
+@REQUIRES_CHECKOUTS
 def test_fences(problem, pool, tmp_path) -> None:
     cases = [Scenario("bare code, passing", (0, None), first_fence="none"),
              Scenario("unclosed fence", (0, None), first_fence="unclosed")]
@@ -100,6 +103,7 @@ def stage_inputs(trace: Trace, problem) -> dict[str, bool]:
     }
 
 
+@REQUIRES_CHECKOUTS
 def test_what_each_stage_is_given(problem, pool, tmp_path) -> None:
     cases = [Scenario("never", (None, None)), Scenario("refined", (None, None), verdict="Plan Modification Needed")]
     original = run_scenarios(problem, pool, tmp_path / "o", "codesim@original", {"p": 2, "d": 2}, cases)

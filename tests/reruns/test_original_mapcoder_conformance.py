@@ -21,7 +21,7 @@ import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
 
-from .scripted_methods import TUTORIAL, Scenario, Trace, run_scenarios
+from .scripted_methods import REQUIRES_CHECKOUTS, TUTORIAL, Scenario, Trace, run_scenarios
 
 GRID = [(k, t) for k in (3, 5) for t in (0, 3, 5)]
 
@@ -53,6 +53,7 @@ def assert_same_structure(theirs: Trace, mine: Trace, name: str) -> None:
     assert (mine.submitted or "").strip() == (theirs.submitted or "").strip(), name  # the same final code
 
 
+@REQUIRES_CHECKOUTS
 @pytest.mark.parametrize(("k", "t"), GRID)
 def test_calls_tests_and_return_point_on_the_grid(problem, pool, tmp_path, k, t) -> None:
     cases = scenarios(k, t)
@@ -73,6 +74,7 @@ def test_calls_tests_and_return_point_on_the_grid(problem, pool, tmp_path, k, t)
         assert_same_structure(theirs, mine, case.name)
 
 
+@REQUIRES_CHECKOUTS
 def test_three_zero_makes_ten_calls_whatever_passes(problem, pool, tmp_path) -> None:
     """k = 3, t = 0: both code all three plans and test none (10 calls, the published 3-0 log's count) and
     return the third plan's code even when the first plan's code would pass."""
@@ -86,6 +88,7 @@ def test_three_zero_makes_ten_calls_whatever_passes(problem, pool, tmp_path) -> 
         assert_same_structure(theirs, mine, case.name)
 
 
+@REQUIRES_CHECKOUTS
 def test_confidence_ties_keep_exemplar_order_in_both(problem, pool, tmp_path) -> None:
     cases = [Scenario("ties", (None, None, 0), (50, 90, 90))]
     (theirs,) = run_scenarios(problem, pool, tmp_path / "o", "mapcoder@original", {"k": 3, "t": 3}, cases)
@@ -96,6 +99,7 @@ def test_confidence_ties_keep_exemplar_order_in_both(problem, pool, tmp_path) ->
     assert_same_structure(theirs, mine, "ties")
 
 
+@REQUIRES_CHECKOUTS
 def test_fences_and_exemplar_counts(problem, pool, tmp_path) -> None:
     """Replies the parsers must read alike (docs/fidelity.md, MapCoder "parsing")."""
     cases = [Scenario("bare code, passing", (0, None, None), (50,) * 3, first_fence="none"),
@@ -142,6 +146,7 @@ def stage_inputs(trace: Trace, problem) -> dict[str, bool]:
     }
 
 
+@REQUIRES_CHECKOUTS
 def test_what_each_stage_is_given(problem, pool, tmp_path) -> None:
     cases = [Scenario("never", (None,) * 3, (50,) * 3)]
     (theirs,) = run_scenarios(problem, pool, tmp_path / "o", "mapcoder@original", {"k": 3, "t": 2}, cases)

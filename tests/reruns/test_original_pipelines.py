@@ -21,7 +21,7 @@ from sotacheck.core.errors import InputError, SotacheckError
 from sotacheck.reruns.model.loopback import LoopbackServer
 from sotacheck.reruns.run import validate_spec
 
-from .scripted_methods import CHECKOUTS, REFERENCE
+from .scripted_methods import CHECKOUTS, REFERENCE, REQUIRES_CHECKOUTS
 from .test_harness_recovery import responder  # noqa: F401  (the canonical scripted model)
 
 SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
@@ -33,6 +33,7 @@ def spec(pipelines: list[str], checkouts: dict[str, str], **more: object) -> dic
             "pipelines": [{"name": name} for name in pipelines], **more}
 
 
+@REQUIRES_CHECKOUTS
 def test_every_original_runs_under_the_harness(tmp_path) -> None:
     pipelines = [*BASELINES, "mapcoder@original", "codesim@original", "codesim-wpvd@original"]
     summary = sotacheck.rerun(spec(pipelines, CHECKOUTS), tmp_path / "run", progress=False)
@@ -65,6 +66,7 @@ def test_every_original_runs_under_the_harness(tmp_path) -> None:
     assert hf is None or str(REFERENCE) not in str(getattr(hf, "__file__", ""))
 
 
+@REQUIRES_CHECKOUTS
 def test_replay_rederives_the_original_cells(tmp_path) -> None:
     sotacheck.rerun(spec(["direct@original", "codesim@original"], CHECKOUTS), tmp_path / "run", progress=False)
     first = pd.read_csv(tmp_path / "run" / "outcomes.csv").drop(columns=["wall_s"])
@@ -95,6 +97,7 @@ def test_bad_checkouts_are_one_line_errors(pipelines, checkouts, message) -> Non
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
+@REQUIRES_CHECKOUTS
 def test_a_checkout_missing_the_class(tmp_path) -> None:
     copy = _copy(tmp_path, "mapcoder")
     (copy / "src" / "promptings" / "SelfPlanning.py").unlink()
@@ -106,6 +109,7 @@ def test_a_checkout_missing_the_class(tmp_path) -> None:
         validate_spec(spec(["mapcoder@original"], {"mapcoder": str(copy)}), "spec")
 
 
+@REQUIRES_CHECKOUTS
 def test_the_command_line_refuses_a_bad_checkout_before_any_model_call(tmp_path, responder) -> None:  # noqa: F811
     with LoopbackServer(responder) as server:
         done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "mapcoder@original",
@@ -118,6 +122,7 @@ def test_the_command_line_refuses_a_bad_checkout_before_any_model_call(tmp_path,
     assert not (tmp_path / "run" / "store.sqlite").exists()
 
 
+@REQUIRES_CHECKOUTS
 def test_the_command_line_names_the_checkout(tmp_path, responder) -> None:  # noqa: F811
     with LoopbackServer(responder) as server:
         done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct@original,direct",

@@ -16,8 +16,10 @@ import pytest
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.model.loopback import LoopbackServer, Responder
 
-from .scripted_methods import CHECKOUTS, TUTORIAL
+from .scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS, TUTORIAL
 from .test_harness_recovery import cli, outcomes, stored_calls
+
+pytestmark = REQUIRES_CHECKOUTS
 
 LIMIT = 4
 _EXEMPLAR = re.compile(r"EXDESC-(\d+)")

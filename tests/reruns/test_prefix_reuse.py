@@ -14,8 +14,8 @@ import importlib.util
 import httpx
 import pytest
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                reason="the embedded model needs llama-cpp-python (make setup)")
+pytestmark = [pytest.mark.model, pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
+                                reason="the embedded model needs llama-cpp-python (make setup)")]
 
 # The cases: (filler words before the shared end, words that differ after it)
 TEXT = ("def running_mean(values, window):\n    '''Mean of each window of the list; windows that do not fit are "

@@ -1,0 +1,308 @@
+"""Leaderboards: many systems on the same problems, and which of them cannot be separated from #1.
+
+A leaderboard is where the *system* varies by design (models, or model + method); the problems and the
+judge do not. Every pair of systems is tested with the paired test (exact McNemar with one sample per
+problem; the exact lattice sign-flip test on per-problem means with repeats), Holm-adjusted over one named
+family — all N(N−1)/2 pairs by default — and the adjusted tests give simultaneous rank intervals: a
+system's rank lies in [1 + #systems significantly better, N − #systems significantly worse]. The **top
+group** is the systems whose interval contains 1: those no other system beats significantly. A claim of
+state of the art holds only for a system alone in the top group.
+
+References
+----------
+.. [1] Cochran, W. G. (1950). The comparison of percentages in matched samples. Biometrika 37.
+.. [2] Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand. J. Stat. 6.
+.. [3] Demšar, J. (2006). Statistical comparisons of classifiers over multiple data sets. JMLR 7.
+.. [4] Al Mohamad, D., Goeman, J. J. & van Zwet, E. W. (2022). Simultaneous confidence intervals for
+       ranks with application to ranking institutions. Biometrics 78(1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.contingency_tables import cochrans_q
+
+from sotacheck.audit import signflip
+from sotacheck.audit.analysis import combine_runs
+from sotacheck.audit.intervals import proportion_interval
+from sotacheck.audit.leaderboard_facts import system_conditions, system_differences
+from sotacheck.audit.leaderboard_results import (
+    Leaderboard,
+    OmnibusResult,
+    PairResolution,
+    PairResult,
+    Resolution,
+    SuspectProblem,
+    SystemResult,
+)
+from sotacheck.audit.paired import holm
+from sotacheck.audit.power import mdd_paired_exact, sign_flip_power
+from sotacheck.core.errors import ArgumentError, InputError
+from sotacheck.core.rundir import Run
+
+TOP = "TOP"
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Passes and samples (non-error cells) per system × shared problem, systems in the given order."""
+
+    systems: tuple[str, ...]
+    problems: tuple[str, ...]
+    passes: np.ndarray
+    samples: np.ndarray
+    left_out: dict[str, tuple[str, ...]]
+
+    @property
+    def means(self) -> np.ndarray:
+        return self.passes / self.samples
+
+    @property
+    def one_sample(self) -> bool:
+        return bool((self.samples == 1).all())
+
+
+def count_outcomes(table: pd.DataFrame, dataset: str) -> Counts:
+    """Per system × problem pass and sample counts on ``dataset``, restricted to the problems every system
+    has at least one non-error cell on; errors are left out, never counted as failures."""
+    cells = table[(table["dataset"] == dataset) & table["passed"].notna()]
+    systems = tuple(sorted(table.loc[table["dataset"] == dataset, "arm"].unique()))
+    if len(systems) < 2:
+        raise InputError(f"a leaderboard needs at least two systems on {dataset!r}; found "
+                         f"{len(systems)}: {', '.join(systems) or 'none'}")
+    grouped = cells.assign(hit=cells["passed"].astype(int)).groupby(["arm", "problem"])["hit"].agg(["sum", "count"])
+    passes = grouped["sum"].unstack("problem").reindex(index=list(systems))
+    samples = grouped["count"].unstack("problem").reindex(index=list(systems)).fillna(0)
+    every = (samples > 0).all(axis=0)
+    shared = tuple(str(p) for p in samples.columns[every])
+    if not shared:
+        fewest = min(systems, key=lambda s: int((samples.loc[s] > 0).sum()))
+        raise InputError(f"no problem of {dataset!r} has a result from every one of the {len(systems)} systems "
+                         f"(e.g. {fewest!r} has {int((samples.loc[fewest] > 0).sum())}); a leaderboard "
+                         f"compares systems on the problems they share")
+    left_out = {s: tuple(sorted(str(p) for p in samples.columns[(samples.loc[s] > 0) & ~every])) for s in systems}
+    return Counts(systems, shared, passes[list(shared)].to_numpy(float), samples[list(shared)].to_numpy(float),
+                  {s: v for s, v in left_out.items() if v})
+
+
+def _pass_rate(passes: np.ndarray, samples: np.ndarray, level: float) -> tuple[float, float, float, str]:
+    """Pass rate (mean of per-problem means) with Wilson's interval; with repeats, Wilson at the n
+    adjusted by the problem-clustered design effect (sotacheck.audit.intervals.ClusteredPassRate)."""
+    means = passes / samples
+    rate = float(means.mean())
+    if (samples == 1).all():
+        ci = proportion_interval(float(passes.sum()), float(samples.size), level, "wilson")
+        return rate, ci.low, ci.high, "Wilson"
+    cells = float(samples.sum())
+    k_mean = cells / samples.size
+    naive = rate * (1 - rate) / cells
+    clustered = float(means.var(ddof=1)) / means.size if means.size > 1 else naive * k_mean
+    deff = float(np.clip(clustered / naive, 1.0, k_mean)) if naive > 0 else k_mean
+    n_eff = cells / deff
+    ci = proportion_interval(rate * n_eff, n_eff, level, "wilson")
+    return rate, ci.low, ci.high, "Wilson, problem-clustered"
+
+
+def _omnibus(counts: Counts) -> OmnibusResult:
+    if counts.one_sample:
+        result = cochrans_q(counts.passes.T.astype(int))
+        return OmnibusResult("Cochran's Q", float(result.statistic), int(result.df), float(result.pvalue))
+    means = counts.means
+    if np.ptp(means, axis=0).max() == 0:
+        return OmnibusResult("Friedman (tie-corrected)", 0.0, len(counts.systems) - 1, 1.0)
+    result = stats.friedmanchisquare(*means)
+    return OmnibusResult("Friedman (tie-corrected)", float(result.statistic), len(counts.systems) - 1,
+                         float(result.pvalue))
+
+
+def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> tuple[list[tuple[int, int]], str]:
+    """The pairs tested (indices into ``names``, the better-ranked first) and the family's description."""
+    pairs = [(order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))]
+    if against is None:
+        return pairs, (f"Holm over all {len(pairs)} pairs" if len(pairs) != 1 else "one pair (no adjustment needed)")
+    focus = order[0] if against == TOP else names.index(against)
+    chosen = [pair for pair in pairs if focus in pair]
+    label = (f"Holm over the {len(chosen)} pairs of the top system ({names[focus]}), chosen from these data"
+             if against == TOP else f"Holm over the {len(chosen)} pairs of {names[focus]}")
+    return chosen, label
+
+
+def _pair_pvalues(counts: Counts, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, list[bool], str]:
+    """Two-sided p of each pair: exact McNemar (vectorised binomial tails) with one sample per problem,
+    else the exact lattice sign-flip test on per-problem means."""
+    if counts.one_sample:
+        x = counts.passes
+        first, second = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+        both = np.einsum("ij,ij->i", x[first], x[second])
+        b = x[first].sum(axis=1) - both
+        c = x[second].sum(axis=1) - both
+        n = b + c
+        p = np.where(n > 0, np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)), 1.0)
+        return p, [True] * len(pairs), "exact McNemar"
+    means, pvalues, exact = counts.means, [], []
+    for i, j in pairs:
+        unit = signflip.lattice_unit(np.concatenate([counts.samples[i], counts.samples[j]]))
+        steps = np.rint((means[i] - means[j]) * unit).astype(np.int64)
+        if int(np.abs(steps).sum()) <= signflip.MAX_LATTICE:
+            pvalues.append(signflip.two_sided(steps))
+            exact.append(True)
+        else:
+            greater, less = signflip.resampled_tails(means[i] - means[j], float((means[i] - means[j]).sum()),
+                                                     9_999, rng=0)
+            pvalues.append(min(1.0, 2 * min(greater, less)))
+            exact.append(False)
+    return np.array(pvalues), exact, "sign-flip on per-problem means (exact, lattice)"
+
+
+def _resolution(counts: Counts, pair: tuple[int, int], alpha: float, family_size: int) -> PairResolution:
+    i, j = pair
+    diff = counts.means[i] - counts.means[j]
+    second = float(np.mean(diff**2))
+    n = diff.size
+    names = counts.systems
+    if n < 2 or second == 0:
+        return PairResolution(names[i], names[j], float("inf"), float("inf"), "none: the two never differ")
+
+    def mdd(level: float) -> float:
+        if counts.one_sample:
+            return mdd_paired_exact(n, second, level)
+        lattice = signflip.lattice_unit(np.concatenate([counts.samples[i], counts.samples[j]]))
+        limit = np.sqrt(second) * (1 - 1e-12)
+        if sign_flip_power(n, second, limit, level, n_repeats=lattice) < 0.8:
+            return float("inf")
+        from scipy import optimize
+
+        return float(optimize.brentq(lambda d: sign_flip_power(n, second, d, level, n_repeats=lattice) - 0.8,
+                                     1e-9, limit))
+
+    method = "exact McNemar" if counts.one_sample else "sign-flip (normal approximation)"
+    return PairResolution(names[i], names[j], mdd(alpha), mdd(alpha / max(family_size, 1)), method)
+
+
+def _suspects(counts: Counts, canonical: Mapping[str, bool] | None) -> tuple[SuspectProblem, ...]:
+    solved = counts.passes > 0
+    out = []
+    for column in np.flatnonzero(solved.sum(axis=0) <= 1):
+        who = tuple(counts.systems[i] for i in np.flatnonzero(solved[:, column]))
+        problem = counts.problems[column]
+        reason = "solved by no system" if not who else "solved by one system only"
+        out.append(SuspectProblem(problem, reason, who, None if canonical is None else canonical.get(problem)))
+    return tuple(sorted(out, key=lambda s: (len(s.solved_by), s.problem)))
+
+
+def _select(table: pd.DataFrame, dataset: str | None) -> str:
+    datasets = sorted(table["dataset"].unique())
+    if dataset is None:
+        if len(datasets) > 1:
+            raise InputError(f"the runs hold {len(datasets)} datasets ({', '.join(datasets)}); name one with --dataset")
+        return str(datasets[0])
+    if dataset not in datasets:
+        raise InputError(f"no system has results on dataset {dataset!r}; the runs hold: {', '.join(datasets)}")
+    return dataset
+
+
+def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float = 0.05,
+                against: str | None = None, confidence_level: float = 0.95,
+                canonical: Mapping[str, bool] | None = None) -> Leaderboard:
+    """Audit a leaderboard: every arm of ``runs`` on ``dataset`` is a system.
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        Run directories as loaded (several runs are put on one board; an arm name used by two runs is
+        prefixed with its run's name).
+    dataset : str, optional
+        The benchmark; required when the runs hold several.
+    alpha : float
+        Family-wise error rate of the pairwise tests (Holm), and so the level of the rank intervals.
+    against : str, optional
+        Test only the pairs of this system (``"TOP"``: the system with the highest pass rate, chosen from
+        these data) instead of all pairs: a smaller Holm family, named in the result.
+    confidence_level : float
+        Level of the pass-rate intervals.
+    canonical : mapping of str to bool, optional
+        Whether each problem's canonical solution passes, where it was judged (shown for suspect problems).
+
+    Returns
+    -------
+    Leaderboard
+
+    Raises
+    ------
+    InputError
+        Fewer than two systems, no problem shared by all, an unknown dataset.
+    ArgumentError
+        ``alpha``, ``confidence_level`` or ``against`` out of range or unknown.
+
+    Examples
+    --------
+    >>> import sotacheck
+    >>> board = sotacheck.leaderboard([sotacheck.load_run(p) for p in paths])  # doctest: +SKIP
+    >>> board.top_group  # doctest: +SKIP
+    """
+    if not 0 < alpha < 1:
+        raise ArgumentError(f"`alpha` must be in (0, 1), got {alpha}")
+    if not 0 < confidence_level < 1:
+        raise ArgumentError(f"`confidence_level` must be in (0, 1), got {confidence_level}")
+    table = combine_runs(list(runs))
+    chosen = _select(table, dataset)
+    counts = count_outcomes(table, chosen)
+    names = list(counts.systems)
+    if against is not None and against != TOP and against not in names:
+        raise ArgumentError(f"`against`: no system {against!r}; systems: {', '.join(names)}")
+    rates = [_pass_rate(counts.passes[i], counts.samples[i], confidence_level) for i in range(len(names))]
+    order = sorted(range(len(names)), key=lambda i: (-rates[i][0], names[i]))
+    pairs, family = _family(order, names, against)
+    pvalues, exact, test = _pair_pvalues(counts, pairs)
+    adjusted = holm(pvalues) if len(pairs) else np.array([])
+    means = counts.means
+    better = np.zeros((len(names), len(names)), dtype=bool)  # better[i, j]: i significantly beats j
+    pair_rows = []
+    for (i, j), p, q, ex in zip(pairs, pvalues, adjusted, exact, strict=True):
+        diff = float(means[i].mean() - means[j].mean())
+        significant = bool(q < alpha) and diff != 0
+        if significant:
+            better[(i, j) if diff > 0 else (j, i)] = True
+        one = counts.one_sample
+        pair_rows.append(PairResult(
+            names[i], names[j],
+            int(((counts.passes[i] > 0) & (counts.passes[j] == 0)).sum()) if one else None,
+            int(((counts.passes[j] > 0) & (counts.passes[i] == 0)).sum()) if one else None,
+            int((means[i] > means[j]).sum()), int((means[j] > means[i]).sum()), diff,
+            float(p), float(q), significant, test, ex))
+    n = len(names)
+    facts = system_conditions(runs, table, chosen)
+    systems = []
+    for position, i in enumerate(order, start=1):
+        above, below = int(better[:, i].sum()), int(better[i, :].sum())
+        low, high = 1 + above, n - below
+        per_problem = sorted({int(k) for k in np.unique(counts.samples[i])})
+        shown = str(per_problem[0]) if len(per_problem) == 1 else f"{per_problem[0]}–{per_problem[-1]}"
+        rate, lo, hi, method = rates[i]
+        systems.append(SystemResult(names[i], position, rate, lo, hi, method, (low, high), low == 1, below, above,
+                                    len(counts.problems), shown, counts.left_out.get(names[i], ()),
+                                    facts.meta.get(names[i], {}), facts.conditions.get(names[i], {})))
+    top_group = tuple(s.system for s in systems if s.in_top_group)
+    discordance = [float(np.mean((means[i] - means[j]) ** 2)) for i, j in pairs]
+    median_pair = pairs[int(np.argsort(discordance)[len(pairs) // 2])] if pairs else None
+    resolution = Resolution(
+        _resolution(counts, median_pair, alpha, len(pairs)) if median_pair else None,
+        _resolution(counts, (order[0], order[1]), alpha, len(pairs)))
+    difficulty = np.argsort(-means.mean(axis=0), kind="stable")
+    notes = [f"{len(v)} problem(s) of {k} not shared by every system are left out" for k, v in counts.left_out.items()]
+    if against == TOP:
+        notes.append("the family was chosen after seeing which system is on top; for a claim made in advance, "
+                     "name the system (--against NAME)")
+    if not all(exact):
+        notes.append(f"{exact.count(False)} pair p-values were resampled (lattice too wide for the exact test)")
+    return Leaderboard(
+        chosen, len(counts.problems), alpha, confidence_level, family, tuple(systems), tuple(pair_rows),
+        _omnibus(counts), top_group, resolution, _suspects(counts, canonical),
+        tuple(system_differences(facts)), tuple(notes),
+        tuple(counts.problems[k] for k in difficulty),
+        tuple(tuple(float(v) for v in means[i, difficulty]) for i in order))

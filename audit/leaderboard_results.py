@@ -1,0 +1,194 @@
+"""The result types of a leaderboard audit (:func:`sotacheck.audit.leaderboard.leaderboard`), and their JSON
+contract (:meth:`Leaderboard.to_json`), which other tools may read:
+
+.. code-block:: text
+
+    {"dataset", "n_problems", "n_systems", "alpha", "family", "family_size", "confidence_level",
+     "omnibus": {"test", "statistic", "df", "p"},
+     "systems": [{"system", "position", "pass_rate", "ci": [lo, hi], "ci_method", "rank_interval": [lo, hi],
+                  "in_top_group", "better_than", "worse_than", "n_problems", "samples", "left_out", "meta",
+                  "conditions"}],
+     "pairs": [{"a", "b", "a_only", "b_only", "a_higher", "b_higher", "difference", "p", "p_adjusted",
+                "significant", "test", "exact"}],
+     "top_group": [...], "resolution": {...}, "suspect_problems": [...], "differences": [...], "notes": [...]}
+
+``a_only``/``b_only`` are the discordant problem counts with one sample per problem (null with repeats);
+``a_higher``/``b_higher`` count the problems on which one system's mean is higher (with any number of
+samples); ``p`` is the unadjusted two-sided p, ``p_adjusted`` Holm over the family (``family``); pass rates,
+differences and intervals are fractions in [0, 1] (the text and tables show points).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SystemResult:
+    """One system on the leaderboard.
+
+    Attributes
+    ----------
+    system : its name (the arm; ``run:arm`` where two runs use the same arm name).
+    position : 1-based place when sorted by pass rate (ties keep the order of the names).
+    pass_rate, ci_low, ci_high : pass rate on the shared problems and its interval (``ci_method``).
+    rank_interval : (lowest, highest) rank, simultaneous over all systems at the family's level.
+    in_top_group : no system is significantly better than this one.
+    better_than, worse_than : the number of systems it beats, and that beat it, significantly.
+    n_problems : the shared problems it was scored on; ``samples``: samples per problem ("10", "1–10").
+    left_out : its problems that not every system has (not used), by id.
+    meta : per-system facts from the input (model, method, release date, open weights, harness, ...).
+    conditions : model, endpoint, sampling and judge as its run records them.
+    """
+
+    system: str
+    position: int
+    pass_rate: float
+    ci_low: float
+    ci_high: float
+    ci_method: str
+    rank_interval: tuple[int, int]
+    in_top_group: bool
+    better_than: int
+    worse_than: int
+    n_problems: int
+    samples: str
+    left_out: tuple[str, ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+    conditions: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One tested pair (``a`` has the higher or equal pass rate).
+
+    ``a_only``/``b_only``: problems only one of them solved (one sample per problem; None with repeats);
+    ``a_higher``/``b_higher``: problems where one's per-problem mean is higher; ``difference`` =
+    pass rate of a − of b; ``p`` two-sided, unadjusted; ``p_adjusted`` Holm over the family;
+    ``significant``: ``p_adjusted`` < alpha; ``exact``: the p is exact (not resampled)."""
+
+    a: str
+    b: str
+    a_only: int | None
+    b_only: int | None
+    a_higher: int
+    b_higher: int
+    difference: float
+    p: float
+    p_adjusted: float
+    significant: bool
+    test: str
+    exact: bool
+
+
+@dataclass(frozen=True)
+class OmnibusResult:
+    """Any difference among the systems at all: Cochran's Q with one sample per problem, Friedman's test
+    with the tie correction on the per-problem means with repeats (which equals Cochran's Q on 0/1 data)."""
+
+    test: str
+    statistic: float
+    df: int
+    p: float
+
+
+@dataclass(frozen=True)
+class PairResolution:
+    """The smallest pass-rate difference one pair's paired test detects with 80 % power, at the observed
+    spread of its per-problem differences: at level alpha (one planned comparison) and at alpha / family
+    size (what Holm's first step asks over the whole family). ``inf`` when undetectable."""
+
+    a: str
+    b: str
+    mdd: float
+    mdd_familywise: float
+    method: str
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What the benchmark can resolve: the MDD for the median pair (by discordance) and the top pair."""
+
+    median_pair: PairResolution | None
+    top_pair: PairResolution | None
+    power: float = 0.8
+
+
+@dataclass(frozen=True)
+class SuspectProblem:
+    """A problem worth a look: solved by no system or by one only (a broken or over-strict test is the
+    usual cause of the first), with the canonical solution's verdict where it was judged."""
+
+    problem: str
+    reason: str
+    solved_by: tuple[str, ...]
+    canonical_passed: bool | None = None
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """A leaderboard audit: systems sorted by pass rate with simultaneous rank intervals, every pair tested
+    within one named family, the top group, the benchmark's resolution and its suspect problems.
+
+    ``matrix`` holds each system's per-problem mean (systems in ``systems`` order × ``problems``, the
+    problems sorted from easiest to hardest), for the heat map; ``family`` says which pairs were tested
+    and how they were adjusted."""
+
+    dataset: str
+    n_problems: int
+    alpha: float
+    confidence_level: float
+    family: str
+    systems: tuple[SystemResult, ...]
+    pairs: tuple[PairResult, ...]
+    omnibus: OmnibusResult
+    top_group: tuple[str, ...]
+    resolution: Resolution
+    suspect_problems: tuple[SuspectProblem, ...]
+    differences: tuple[str, ...]
+    notes: tuple[str, ...]
+    problems: tuple[str, ...] = ()
+    matrix: tuple[tuple[float, ...], ...] = ()
+
+    @property
+    def n_systems(self) -> int:
+        return len(self.systems)
+
+    def system(self, name: str) -> SystemResult:
+        """The row of system ``name`` (KeyError naming the systems when absent)."""
+        for row in self.systems:
+            if row.system == name:
+                return row
+        raise KeyError(f"no system {name!r} on this leaderboard; systems: {', '.join(s.system for s in self.systems)}")
+
+    def to_json(self, include_matrix: bool = False) -> dict[str, Any]:
+        """The JSON contract (module docstring); infinities become null, never NaN."""
+        body: dict[str, Any] = {
+            "dataset": self.dataset, "n_problems": self.n_problems, "n_systems": self.n_systems,
+            "alpha": self.alpha, "family": self.family, "family_size": len(self.pairs),
+            "confidence_level": self.confidence_level, "omnibus": asdict(self.omnibus),
+            "systems": [{**{k: v for k, v in asdict(s).items() if k not in ("ci_low", "ci_high")},
+                         "ci": [s.ci_low, s.ci_high], "rank_interval": list(s.rank_interval),
+                         "left_out": list(s.left_out)} for s in self.systems],
+            "pairs": [asdict(p) for p in self.pairs],
+            "top_group": list(self.top_group),
+            "resolution": asdict(self.resolution),
+            "suspect_problems": [asdict(s) | {"solved_by": list(s.solved_by)} for s in self.suspect_problems],
+            "differences": list(self.differences), "notes": list(self.notes),
+        }
+        if include_matrix:
+            body["problems"] = list(self.problems)
+            body["matrix"] = [list(row) for row in self.matrix]
+        return _finite(body)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

@@ -1,0 +1,182 @@
+"""Leaderboards against independent computations: every pair's discordant counts and p vs
+scipy.stats.binomtest, Holm vs statsmodels' multipletests(method="holm"), rank intervals and the top group
+recomputed from those, the sign-flip p with repeats vs scipy.stats.permutation_test (every pattern), the
+omnibus vs statsmodels' cochrans_q; and the reference example of ../shared/reference/statistics.md
+("Leaderboards"), whose values were computed with scipy 1.17.1 / statsmodels 0.15.0."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import cochrans_q
+from statsmodels.stats.multitest import multipletests
+
+from sotacheck.audit.leaderboard import leaderboard
+from sotacheck.core.errors import ArgumentError, InputError
+from sotacheck.core.rundir import Run
+
+REFERENCE = ["0111110111111111111111111101011011111110",
+             "1110011011111111111101011111110111111010",
+             "0010011110100111011001110111010011000110",
+             "1010001110100101001001001011000001000100"]
+
+
+def board_run(outcomes: np.ndarray, names: list[str] | None = None, dataset: str = "bench") -> Run:
+    """A run whose arms are systems: ``outcomes`` is systems × problems (× samples) of 0/1."""
+    x = outcomes if outcomes.ndim == 3 else outcomes[:, :, None]
+    names = names or [f"s{i}" for i in range(x.shape[0])]
+    s, p, k = np.meshgrid(np.arange(x.shape[0]), np.arange(x.shape[1]), np.arange(x.shape[2]), indexing="ij")
+    table = pd.DataFrame({"arm": np.array(names)[s.ravel()], "dataset": dataset,
+                          "problem": [f"P{j:03d}" for j in p.ravel()], "repeat": k.ravel(),
+                          "passed": x.ravel().astype(bool)})
+    return Run(None, table, {"name": "board", "source": "csv"})
+
+
+def _reference() -> np.ndarray:
+    return np.array([[int(ch) for ch in row] for row in REFERENCE])
+
+
+def test_reference_example_of_statistics_md() -> None:
+    board = leaderboard([board_run(_reference())])
+    assert board.omnibus.test == "Cochran's Q"
+    assert board.omnibus.statistic == pytest.approx(28.128713, rel=1e-6)
+    assert board.omnibus.df == 3
+    assert board.omnibus.p == pytest.approx(3.41297e-06, rel=1e-5)
+    expected = {("s0", "s1"): (7, 5, 0.774414, 0.774414), ("s0", "s2"): (14, 2, 0.00418091, 0.0167236),
+                ("s0", "s3"): (22, 3, 0.000156522, 0.000939131), ("s1", "s2"): (13, 3, 0.0212708, 0.0638123),
+                ("s1", "s3"): (19, 2, 0.000221252, 0.00110626), ("s2", "s3"): (9, 2, 0.0654297, 0.130859)}
+    assert {(p.a, p.b) for p in board.pairs} == set(expected)
+    for pair in board.pairs:
+        a_only, b_only, p, holm = expected[(pair.a, pair.b)]
+        assert (pair.a_only, pair.b_only) == (a_only, b_only)
+        assert pair.p == pytest.approx(p, rel=1e-5)
+        assert pair.p_adjusted == pytest.approx(holm, rel=1e-5)
+    assert {s.system: s.rank_interval for s in board.systems} == {"s0": (1, 2), "s1": (1, 3), "s2": (2, 4),
+                                                                  "s3": (3, 4)}
+    assert board.top_group == ("s0", "s1")
+
+
+def _recomputed(x: np.ndarray, alpha: float) -> tuple[dict[tuple[str, str], tuple[int, int, float, float]],
+                                                     dict[str, tuple[int, int]]]:
+    """Every pair by scipy's binomtest, Holm by statsmodels, rank intervals counted from those."""
+    names = [f"s{i}" for i in range(x.shape[0])]
+    pairs, pvalues = [], []
+    for i in range(len(names)):
+        for j in range(i + 1, len(names)):
+            b, c = int(np.sum((x[i] == 1) & (x[j] == 0))), int(np.sum((x[i] == 0) & (x[j] == 1)))
+            pairs.append((i, j, b, c))
+            pvalues.append(stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0)
+    adjusted = multipletests(pvalues, method="holm")[1]
+    better = np.zeros((len(names), len(names)), dtype=bool)
+    out = {}
+    for (i, j, b, c), p, q in zip(pairs, pvalues, adjusted, strict=True):
+        if q < alpha and b != c:
+            better[(i, j) if b > c else (j, i)] = True
+        out[tuple(sorted((names[i], names[j])))] = (b, c, p, q)
+    ranks = {names[i]: (1 + int(better[:, i].sum()), len(names) - int(better[i].sum())) for i in range(len(names))}
+    return out, ranks
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_one_sample_pairs_holm_and_ranks_against_scipy_and_statsmodels(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rates = rng.uniform(0.3, 0.9, 9)
+    difficulty = rng.normal(0, 1, 120)
+    x = (rng.random((9, 120)) < 1 / (1 + np.exp(-(np.log(rates / (1 - rates))[:, None] - difficulty)))).astype(int)
+    board = leaderboard([board_run(x)], alpha=0.05)
+    expected, ranks = _recomputed(x, 0.05)
+    assert len(board.pairs) == 36
+    for pair in board.pairs:
+        key = tuple(sorted((pair.a, pair.b)))
+        b, c, p, q = expected[key]
+        counts = (pair.a_only, pair.b_only) if key == (pair.a, pair.b) else (pair.b_only, pair.a_only)
+        assert counts == (b, c)
+        assert pair.p == pytest.approx(p, rel=1e-9)
+        assert pair.p_adjusted == pytest.approx(q, rel=1e-9)
+    assert {s.system: s.rank_interval for s in board.systems} == ranks
+    assert board.top_group == tuple(s.system for s in board.systems if ranks[s.system][0] == 1)
+    assert board.omnibus.statistic == pytest.approx(cochrans_q(x.T).statistic, rel=1e-12)
+
+
+def test_repeats_use_the_exact_sign_flip_test() -> None:
+    rng = np.random.default_rng(4)
+    x = (rng.random((4, 12, 3)) < rng.uniform(0.3, 0.8, (4, 1, 1))).astype(int)
+    board = leaderboard([board_run(x)])
+    counts = x.sum(axis=2)  # equal repeats: the sum differences are the mean differences × 3, in integers
+    for pair in board.pairs:
+        i, j = int(pair.a[1:]), int(pair.b[1:])
+        diff = counts[i] - counts[j]
+        reference = stats.permutation_test((diff[diff != 0],), lambda d, axis: np.sum(d, axis=axis),
+                                           permutation_type="samples", n_resamples=np.inf).pvalue \
+            if np.any(diff) else 1.0
+        assert pair.exact and pair.a_only is None
+        assert pair.p == pytest.approx(reference, rel=1e-9)
+    assert board.omnibus.test.startswith("Friedman")
+
+
+def test_friedman_with_ties_equals_cochrans_q_on_binary_data() -> None:
+    """The omnibus with repeats reduces to Cochran's Q at one sample (why it is 'its analogue')."""
+    x = _reference()
+    assert stats.friedmanchisquare(*x).statistic == pytest.approx(cochrans_q(x.T).statistic, rel=1e-12)
+
+
+def test_shared_problems_and_left_out_ones() -> None:
+    x = _reference()
+    table = board_run(x).outcomes
+    table = table[~((table["arm"] == "s2") & table["problem"].isin(["P000", "P001"]))]
+    board = leaderboard([Run(None, table, {"name": "b", "source": "csv"})])
+    assert board.n_problems == 38
+    assert {s.system: s.left_out for s in board.systems if s.left_out} == {
+        "s0": ("P000", "P001"), "s1": ("P000", "P001"), "s3": ("P000", "P001")}
+    assert any("left out" in note for note in board.notes)
+
+
+def test_against_a_system_is_a_smaller_named_family() -> None:
+    board = leaderboard([board_run(_reference())], against="s1")
+    assert len(board.pairs) == 3 and all("s1" in (p.a, p.b) for p in board.pairs)
+    assert board.family == "Holm over the 3 pairs of s1"
+    top = leaderboard([board_run(_reference())], against="TOP")
+    assert "chosen from these data" in top.family and any("name the system" in n for n in top.notes)
+    with pytest.raises(ArgumentError, match="no system 'nope'"):
+        leaderboard([board_run(_reference())], against="nope")
+
+
+def test_several_runs_go_on_one_board() -> None:
+    x = _reference()
+    runs = [board_run(x[i:i + 1], [f"model{i}"]) for i in range(4)]
+    board = leaderboard(runs)
+    assert board.top_group == ("model0", "model1")
+
+
+def test_bad_boards_are_one_line_errors() -> None:
+    x = _reference()
+    with pytest.raises(InputError, match="at least two systems"):
+        leaderboard([board_run(x[:1])])
+    a = board_run(x[:1], ["a"]).outcomes
+    b = board_run(x[1:2], ["b"]).outcomes.assign(problem=lambda t: "Q" + t["problem"])
+    with pytest.raises(InputError, match=r"no problem .* has a result from every one"):
+        leaderboard([Run(None, pd.concat([a, b]), {"name": "x", "source": "csv"})])
+    with pytest.raises(InputError, match="name one with --dataset"):
+        leaderboard([board_run(x, dataset="d1"), board_run(x, [f"t{i}" for i in range(4)], dataset="d2")])
+
+
+def test_json_contract_has_no_nan_and_the_documented_keys() -> None:
+    board = leaderboard([board_run(_reference())])
+    body = json.loads(json.dumps(board.to_json(), allow_nan=False))
+    assert {"dataset", "n_problems", "family", "systems", "pairs", "top_group"} <= set(body)
+    assert {"system", "pass_rate", "ci", "rank_interval"} <= set(body["systems"][0])
+    assert {"a", "b", "a_only", "b_only", "p", "p_adjusted"} <= set(body["pairs"][0])
+    assert body["top_group"] == ["s0", "s1"]
+
+
+def test_suspect_problems() -> None:
+    board = leaderboard([board_run(_reference())], canonical={"P039": False})
+    none = [s for s in board.suspect_problems if not s.solved_by]
+    assert [s.problem for s in none] == ["P039"] and none[0].canonical_passed is False
+    one = {s.problem: s.solved_by for s in board.suspect_problems if s.solved_by}
+    x = _reference()
+    assert set(one) == {f"P{j:03d}" for j in np.flatnonzero(x.sum(axis=0) == 1)}

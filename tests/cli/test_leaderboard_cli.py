@@ -1,0 +1,89 @@
+"""``sotacheck leaderboard`` end to end: a CSV imported, the board printed as text and JSON, one-line errors
+with exit 2 and nothing written; MapCoder's bundled HumanEval logs as a leaderboard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sotacheck.cli import main as cli_main
+from tests.audit.test_leaderboard import REFERENCE
+
+MAPCODER_HE = Path(__file__).resolve().parents[2] / "data" / "published" / "mapcoder" / "ChatGPT" / "HumanEval"
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        cli_main.main(args)
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def _reference_csv(path: Path) -> Path:
+    rows = [{"model": f"sys{s}", "problem": f"P{p:02d}", "passed": int(ch)}
+            for s, row in enumerate(REFERENCE) for p, ch in enumerate(row)]
+    pd.DataFrame(rows).assign(arm=lambda t: t["model"], dataset="ref", repeat=0)[
+        ["arm", "dataset", "problem", "repeat", "passed"]].to_csv(path, index=False)
+    return path
+
+
+def test_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _cli(["import", "csv", str(_reference_csv(tmp_path / "ref.csv")), "--out", str(tmp_path / "ref")],
+                        capsys)
+    assert code == 0, err
+    code, out, _ = _cli(["leaderboard", str(tmp_path / "ref")], capsys)
+    assert code == 0
+    assert "2 of 4 systems are in the top group" in out and "sys1" in out.splitlines()[1]
+    assert "Cochran's Q = 28.13" in out and "Holm over all 6 pairs" in out
+    code, out, _ = _cli(["leaderboard", str(tmp_path / "ref"), "--json"], capsys)
+    body = json.loads(out)
+    assert body["top_group"] == ["sys0", "sys1"] and body["family_size"] == 6
+    assert [s["rank_interval"] for s in body["systems"]] == [[1, 2], [1, 3], [2, 4], [3, 4]]
+
+
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv = _reference_csv(tmp_path / "ref.csv")
+    table = pd.read_csv(csv)
+    table[table["arm"] == "sys0"].to_csv(tmp_path / "one.csv", index=False)
+    assert _cli(["import", "csv", str(tmp_path / "one.csv"), "--out", str(tmp_path / "one")], capsys)[0] == 0
+    out_file = tmp_path / "board.json"
+    code, _, err = _cli(["leaderboard", str(tmp_path / "one"), "--json", "-o", str(out_file)], capsys)
+    assert code == 2 and err.strip().count("\n") == 0 and "at least two systems" in err
+    assert not out_file.exists()
+    code, _, err = _cli(["leaderboard", str(tmp_path / "missing")], capsys)
+    assert code == 2 and "does not exist" in err and err.strip().count("\n") == 0
+    assert _cli(["import", "csv", str(csv), "--out", str(tmp_path / "ref")], capsys)[0] == 0
+    code, _, err = _cli(["leaderboard", str(tmp_path / "ref"), "--format", "pdf"], capsys)
+    assert code == 2 and "--format" in err
+    code, _, err = _cli(["leaderboard", str(tmp_path / "ref"), "--against", "nobody"], capsys)
+    assert code == 2 and "no system 'nobody'" in err
+
+
+def test_mapcoder_released_humaneval_logs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """MapCoder's ChatGPT HumanEval logs (bundled): MapCoder-5-5 132/164 against CoT 113, Reflexion 110 and
+    Analogical 104; the pairs' discordant counts recomputed here from the logs themselves."""
+    assert _cli(["import", "mapcoder", str(MAPCODER_HE), "--out", str(tmp_path / "mc")], capsys)[0] == 0
+    _, out, _ = _cli(["leaderboard", str(tmp_path / "mc"), "--json"], capsys)
+    body = json.loads(out)
+    solved = {}
+    for file in MAPCODER_HE.glob("*.jsonl*"):
+        import gzip
+
+        opener = gzip.open if file.suffix == ".gz" else open
+        with opener(file, "rt") as fh:
+            rows = [json.loads(line[line.index("{"):]) for line in fh if line.strip()]
+        name = "MapCoder-5-5" if "MapCoder" in file.name else file.name.split("-")[1] + (
+            "-10" if "Reflexion" in file.name else "")
+        solved[name] = {r["task_id"]: bool(r["is_solved"]) for r in rows}
+    assert {s["system"]: round(s["pass_rate"] * 164) for s in body["systems"]} == {
+        k: sum(v.values()) for k, v in solved.items()}
+    for pair in body["pairs"]:
+        a, b = solved[pair["a"]], solved[pair["b"]]
+        assert pair["a_only"] == sum(a[t] and not b[t] for t in a)
+        assert pair["b_only"] == sum(b[t] and not a[t] for t in a)
+    assert body["top_group"] == ["MapCoder-5-5"]
+    assert np.isclose(body["systems"][0]["pass_rate"], 132 / 164)
