@@ -15,6 +15,7 @@ from sotacheck.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from sotacheck.audit.analysis import AnalysisResult
+    from sotacheck.audit.claim_registry import Registry
     from sotacheck.audit.claims import ClaimVerdict
     from sotacheck.audit.gate import GateResult, GateSettings
     from sotacheck.audit.leaderboard_results import Leaderboard
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from sotacheck.reruns.leakage import LeakageReport
     from sotacheck.reruns.run import RunSpec, RunSummary
 
-__all__ = ["analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge", "leaderboard",
-           "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
+__all__ = ["analyze", "audit_claims", "check_leakage", "claims_schema", "compare", "datasets", "gate", "import_logs",
+           "judge", "leaderboard", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
 
 
 def load_run(path: str | Path) -> Run:
@@ -182,22 +183,52 @@ def gate(baseline: Run | str | Path, candidate: Run | str | Path, baseline_arm: 
 
 def audit_claims(files: Sequence[str | Path] = (), runs: Iterable[Run | str | Path] = (),
                  data_dir: str | Path | None = None) -> list[ClaimVerdict]:
-    """A verdict for every published claim in the registry ``files`` (default: the bundled registries)."""
-    from sotacheck.audit.claim_registry import bundled_registries
-    from sotacheck.audit.claims import audit_claims as audit
+    """A verdict for every published claim in the claims ``files`` (``-``: standard input; default: the bundled
+    registries): every check that what was published allows, and one verdict by the rule of
+    :mod:`sotacheck.audit.claims` (``docs/claims.md``)."""
+    from sotacheck.audit.claim_registry import bundled_registries, load_registry
+    from sotacheck.audit.claims import audit_registries
 
-    paths = [Path(f) for f in files] or bundled_registries()
-    return audit(paths, _runs(runs) if runs else [], dataset_sizes(paths, data_dir))
+    paths: list[str | Path] = [Path(f) for f in files] or list(bundled_registries())
+    registries = [(path, load_registry(path)) for path in paths]  # standard input is read once, here
+    sizes = dataset_sizes([registry for _, registry in registries], data_dir)
+    return audit_registries(registries, _runs(runs) if runs else [], sizes)
 
 
-def dataset_sizes(claim_files: Sequence[Path], data_dir: str | Path | None) -> dict[str, int]:
+def compare(a: float, b: float, n: int, runs: int | None = None, sd: float | None = None, se: float | None = None,
+            spread: float | None = None, discordant: tuple[int, int] | None = None) -> ClaimVerdict:
+    """Is ``a`` (a pass rate in percent) significantly above ``b`` on ``n`` problems? The claim "A beats B" through
+    the checks and rule of claims files: the verdict, the deciding check (``.check``), every check run
+    (``.checks``, the minimum detectable difference among them).
+
+    Parameters
+    ----------
+    a, b : the method's and the baseline's pass rates, in percent.
+    n : problems in the benchmark.
+    runs : how many runs ``a`` averages; needs one of ``sd``, ``se``, ``spread`` (a ± not said to be SD or SE).
+    discordant : ``(b, c)``: problems only A solved, only B solved, when the per-problem results are known.
+    """
+    from sotacheck.audit.compare import compare as compare_numbers
+
+    return compare_numbers(a, b, n, runs, sd, se, spread, discordant)
+
+
+def claims_schema() -> dict[str, Any]:
+    """The JSON Schema of a claims file, generated from its pydantic model."""
+    from sotacheck.audit.claim_registry import claims_schema as schema
+
+    return schema()
+
+
+def dataset_sizes(claims: Sequence[Path | Registry], data_dir: str | Path | None) -> dict[str, int]:
     """Problem counts of the datasets that benchmark-size claims name (those that can be loaded)."""
-    from sotacheck.audit.claims import load_registry
+    from sotacheck.audit.claim_registry import load_registry
     from sotacheck.core.errors import SotacheckError
     from sotacheck.reruns.benchmarks.loaders import load_dataset
 
+    registries = [load_registry(c) if isinstance(c, Path) else c for c in claims]
     sizes = {}
-    for name in {c.dataset for p in claim_files for c in load_registry(p).claims if c.dataset}:
+    for name in {c.dataset for r in registries for c in r.claims if c.dataset}:
         try:
             sizes[name] = len(load_dataset(name, data_dir))
         except SotacheckError:
