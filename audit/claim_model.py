@@ -153,12 +153,37 @@ class Claim(_Strict):
         return self
 
 
+class LeaderboardRef(_Strict):
+    """The leaderboard a rank claim is checked against: runs whose arms are the systems."""
+
+    runs: list[str] = Field(min_length=1, description="names of the run directories (runs/NAME) whose arms form "
+                                                      "the leaderboard")
+    dataset: str | None = Field(default=None, description="the benchmark on the board, when the runs hold several")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="family-wise error rate of the pairwise tests")
+
+
+class RankClaim(_Strict):
+    """A claim about a rank: "X is the best on B". Supported only when X is alone in the leaderboard's top
+    group (the systems no other system beats significantly, Holm over all pairs; docs/leaderboards.md)."""
+
+    kind: Literal["rank"]
+    id: str = Field(min_length=1)
+    statement: str = Field(description="the claim in the paper's words")
+    source: str = Field(default="", description="where in the paper: section, table")
+    benchmark: str
+    system: str = Field(min_length=1, description="the system claimed to be the best, as named on the leaderboard")
+    leaderboard: LeaderboardRef
+    check: Literal["rank"] | None = Field(default=None, description="optional; a rank claim has one check")
+    note: str | None = None
+
+
 def _variant(value: Any) -> str:
     kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
     return "rank" if kind == "rank" else "published"
 
 
-ClaimEntry = Annotated[Annotated[Claim, Tag("published")], Discriminator(_variant)]
+ClaimEntry = Annotated[Annotated[Claim, Tag("published")] | Annotated[RankClaim, Tag("rank")],
+                      Discriminator(_variant)]
 """One claim of a file; new claim shapes join as further tagged variants of this union."""
 
 

@@ -28,8 +28,10 @@ class ClaimsError(InputError, ValueError):
 
 def validation_message(exc: ValidationError, raw: Any) -> str:
     """``claim 'ID': field `a.b`: what is wrong`` for the first error of a registry's validation."""
-    error = exc.errors()[0]
-    location = [part for part in error["loc"] if part != "published"]
+    errors = exc.errors()
+    # A misspelled field also leaves the real one missing: the misspelling is the error worth naming.
+    error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+    location = [part for part in error["loc"] if part not in ("published", "rank")]
     claim_id = None
     if len(location) >= 2 and location[0] == "claims" and isinstance(location[1], int):
         claims = raw.get("claims") if isinstance(raw, dict) else None

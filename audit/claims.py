@@ -39,6 +39,8 @@ from sotacheck.audit.claim_checks import (
     CheckResult,
     Verdict,
 )
+from sotacheck.audit.claim_model import RankClaim
+from sotacheck.audit.claim_rank import rank_check
 from sotacheck.audit.claim_registry import Claim, ClaimsError, Registry, load_registry
 from sotacheck.core.errors import InputError
 
@@ -174,7 +176,7 @@ def _spread_note(checks: list[CheckResult], verdict: Verdict) -> list[str]:
             "and cannot decide: the runs share the same problems"]
 
 
-def evaluate(claim: Claim, paper: str, runs: list[Run] | None = None,
+def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None,
              dataset_sizes: dict[str, int] | None = None) -> ClaimVerdict:
     """The verdict for one claim.
 
@@ -189,6 +191,8 @@ def evaluate(claim: Claim, paper: str, runs: list[Run] | None = None,
     -------
     ClaimVerdict
     """
+    if isinstance(claim, RankClaim):
+        return _evaluate_rank(claim, paper, runs or [])
     try:
         checks = applicable_checks(claim, runs, dataset_sizes)
     except InputError as exc:
@@ -203,6 +207,18 @@ def evaluate(claim: Claim, paper: str, runs: list[Run] | None = None,
     reason = f"{deciding.result} {why[0].upper()}{why[1:]}."
     return ClaimVerdict(claim.id, paper, claim.statement, claim.source, deciding.name, verdict, reason, deciding.pvalue,
                         deciding.numbers, tuple(dict.fromkeys(notes)), tuple(checks), claim.check)
+
+
+def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdict:
+    """A rank claim's verdict: its one check, the leaderboard (:mod:`sotacheck.audit.claim_rank`)."""
+    try:
+        check = rank_check(claim, runs)
+    except InputError as exc:
+        raise ClaimsError(str(exc)) from None
+    verdict = check.verdict or UNVERIFIABLE
+    why = "the leaderboard decides" if check.verdict else "the leaderboard's runs were not given"
+    return ClaimVerdict(claim.id, paper, claim.statement, claim.source, check.name, verdict, f"{check.result} "
+                        f"{why[0].upper()}{why[1:]}.", None, check.numbers, (), (check,), claim.check)
 
 
 def audit_registries(registries: list[tuple[str | Path, Registry]], runs: list[Run] | None = None,

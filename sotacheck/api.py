@@ -228,7 +228,7 @@ def dataset_sizes(claims: Sequence[Path | Registry], data_dir: str | Path | None
 
     registries = [load_registry(c) if isinstance(c, Path) else c for c in claims]
     sizes = {}
-    for name in {c.dataset for r in registries for c in r.claims if c.dataset}:
+    for name in {d for r in registries for c in r.claims if (d := getattr(c, "dataset", None))}:
         try:
             sizes[name] = len(load_dataset(name, data_dir))
         except SotacheckError:
