@@ -332,6 +332,9 @@ def _holm_within(family: list[Comparison]) -> list[Comparison]:
     return [replace(c, pvalue_holm=float(p)) for c, p in zip(family, adjusted, strict=True)]
 
 
+FINDINGS_NAMED = 5  # significant comparisons a study's one-sentence finding names; the rest are counted
+
+
 def study_findings(result: AnalysisResult, study: StudyResult, alpha: float = 0.05) -> str:
     """One sentence: what a study compared with what, and what was found."""
     arms, comparisons = result.in_study(study.study.id)
@@ -346,7 +349,10 @@ def study_findings(result: AnalysisResult, study: StudyResult, alpha: float = 0.
         return f"{head}; a single arm, {best.arm} at {100 * best.pass_rate:.1f} %: nothing to compare."
     significant = [c for c in comparisons if c.pvalue_holm < alpha]
     best = max(arms, key=lambda a: a.pass_rate)
-    found = ("; ".join(f"{c.a} {100 * c.diff:+.1f} pp (Holm p = {c.pvalue_holm:.3g})" for c in significant)
+    named = significant[:FINDINGS_NAMED]
+    found = ("; ".join(f"{c.a} {100 * c.diff:+.1f} pp (Holm p = {c.pvalue_holm:.3g})" for c in named)
+             + (f"; and {len(significant) - len(named)} more (the comparison table lists them)"
+                if len(significant) > len(named) else "")
              if significant else "none differs significantly after Holm")
     return (f"{head}; {len(comparisons)} compared with {study.baseline}: {found}. Best: {best.arm} at "
             f"{100 * best.pass_rate:.1f} % [{100 * best.ci_low:.1f}, {100 * best.ci_high:.1f}].")

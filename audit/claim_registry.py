@@ -49,6 +49,8 @@ def _read_text(path: str | Path) -> tuple[str, str]:
     if str(path) == STDIN:
         return "<stdin>", sys.stdin.read()
     file = Path(path)
+    if file.is_dir():
+        raise ClaimsError(f"{file}: a directory, where a claims file is expected")
     if not file.is_file():
         raise ClaimsError(f"{file}: claims file does not exist")
     try:

@@ -47,7 +47,8 @@ class ArmFidelity:
     Parameters
     ----------
     run, arm, dataset : where the figures come from.
-    cells : the arm's cells with a recorded call count (all repeats).
+    cells : the arm's cells (all repeats).
+    cells_with_calls : of those, the cells with a recorded call count (the calls figures are over these).
     calls_mean, calls_median, calls_min, calls_max : calls per cell; None when no cell records its calls.
     calls_counts : (calls, cells) pairs, the most frequent first (ties: fewer calls first).
     prompt_tokens_mean, completion_tokens_mean : tokens per cell; None when not recorded.
@@ -70,6 +71,7 @@ class ArmFidelity:
     calls_recorded: int | None
     cut: int | None
     by_stage: tuple[StageTruncation, ...]
+    cells_with_calls: int = 0
 
     @property
     def truncation_share(self) -> float | None:
@@ -112,7 +114,7 @@ def _arm(run: Run, arm: str, dataset: str, cells: pd.DataFrame, calls: pd.DataFr
         stages = tuple(StageTruncation(str(stage), int(row["size"]), int(row["sum"]))
                        for stage, row in per_stage.iterrows() if int(row["sum"]))
     return ArmFidelity(
-        run=run.name, arm=arm, dataset=dataset, cells=len(counted),
+        run=run.name, arm=arm, dataset=dataset, cells=len(cells), cells_with_calls=len(counted),
         calls_mean=float(counted.mean()) if len(counted) else None,
         calls_median=float(counted.median()) if len(counted) else None,
         calls_min=int(counted.min()) if len(counted) else None,

@@ -19,6 +19,7 @@ observed spread at K repeats, see ``sotacheck.audit.power.mdd_paired``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -174,8 +175,8 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
                              f"--min-n {settings.min_n}; a gate this small cannot tell a drop from noise")
     mean_b, mean_c = xb.mean(axis=1), xc.mean(axis=1)
     drops, gains = paired.wins_losses  # problems the baseline did better on are the candidate's drops
-    lost = tuple(str(problem) for problem in shared[mean_c < mean_b])
-    gained = tuple(str(problem) for problem in shared[mean_c > mean_b])
+    lost = tuple(sorted((str(problem) for problem in shared[mean_c < mean_b]), key=_natural))
+    gained = tuple(sorted((str(problem) for problem in shared[mean_c > mean_b]), key=_natural))
     n_repeats = xb.shape[1]
     if n_repeats == 1:
         test_name = "one-sided exact McNemar"
@@ -200,6 +201,11 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
     return GateCheck(dataset, base_arm, cand_arm, len(shared), n_repeats, float(mean_b.mean()),
                      float(mean_c.mean()), diff, ci.low, ci.high, drops, gains, test_name, float(pvalue),
                      bool(regression), float(mdd), reason, tuple(notes), lost, gained, settings.alpha)
+
+
+def _natural(problem: str) -> list[tuple[int, int | str]]:
+    """``HumanEval/9`` before ``HumanEval/10``."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", problem)]
 
 
 def power_note(check: GateCheck) -> str:

@@ -49,6 +49,19 @@ def _rows_height(n_rows: int, lines: int, per_line: float = 0.2, extra: float = 
 
 def forest_plot(labels: Sequence[str], rates: Sequence[float], lows: Sequence[float], highs: Sequence[float],
                 title: str) -> str:
+    return _forest(labels, rates, lows, highs, title, (0, 1), "pass@1 with 95 % CI")
+
+
+def difference_forest(labels: Sequence[str], diffs: Sequence[float], lows: Sequence[float], highs: Sequence[float],
+                      title: str) -> str:
+    """Differences in points with their intervals, a line at zero."""
+    reach = max(5.0, *(abs(v) for v in (*lows, *highs))) * 1.05
+    return _forest(labels, diffs, lows, highs, title, (-reach, reach), "difference in pass@1, points, with 95 % CI",
+                   zero_line=True)
+
+
+def _forest(labels: Sequence[str], rates: Sequence[float], lows: Sequence[float], highs: Sequence[float],
+            title: str, xlim: tuple[float, float], xlabel: str, zero_line: bool = False) -> str:
     wrapped = [wrap_label(label) for label in labels]
     height, size = _rows_height(len(labels), sum(w.count("\n") + 1 for w in wrapped))
     fig, ax = plt.subplots(figsize=(6.4, height))
@@ -57,8 +70,10 @@ def forest_plot(labels: Sequence[str], rates: Sequence[float], lows: Sequence[fl
     ax.errorbar(rates_a, y, xerr=[rates_a - np.asarray(lows), np.asarray(highs) - rates_a], fmt="o",
                 color=OKABE_ITO[0], ecolor=OKABE_ITO[0], capsize=3)
     ax.set_yticks(y, wrapped, fontsize=size)
-    ax.set_xlim(0, 1)
-    ax.set_xlabel("pass@1 with 95 % CI")
+    ax.set_xlim(*xlim)
+    ax.set_xlabel(xlabel)
+    if zero_line:
+        ax.axvline(0, color="#555", linewidth=0.8)
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     return _svg(fig)

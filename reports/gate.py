@@ -59,9 +59,9 @@ def explanation(result: GateResult) -> str:
 def _suites(tests: int, failures: int, errors: int) -> tuple[ET.Element, ET.Element]:
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S")
     counts = {"tests": str(tests), "failures": str(failures), "errors": str(errors), "time": "0"}
-    suites = ET.Element("testsuites", name="sotacheck gate", **counts)
-    suite = ET.SubElement(suites, "testsuite", name="sotacheck gate", skipped="0", timestamp=now,
-                          hostname=socket.gethostname(), **counts)
+    suites = ET.Element("testsuites", {"name": "sotacheck gate", **counts})
+    suite = ET.SubElement(suites, "testsuite", {"name": "sotacheck gate", "skipped": "0", "timestamp": now,
+                                                "hostname": socket.gethostname(), **counts})
     return suites, suite
 
 

@@ -33,16 +33,11 @@ from sotacheck.audit.sweeps import SweepResult, arm_family, decay_arms, find_swe
 from sotacheck.core.rundir import OutcomeError, Run
 from sotacheck.reports import figures
 from sotacheck.reports.files import write_atomically
+from sotacheck.reports.glance import glance_figure_data, glance_rows
+from sotacheck.reports.html_types import Figure, GlanceRow
 from sotacheck.reports.tables import comparison_table, pass_rate_table, to_markdown
 
 TEMPLATES = Path(__file__).with_name("templates")
-
-
-@dataclass
-class Figure:
-    title: str
-    alt: str
-    svg: str
 
 
 @dataclass
@@ -55,6 +50,7 @@ class StudySection:
     pass_table_html: str
     comparison_table_html: str
     figures: list[Figure] = field(default_factory=list)
+    figures_left_out: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -73,6 +69,8 @@ class ReportModel:
     missing: list[str] = field(default_factory=list)
     fidelity: list[ArmFidelity] = field(default_factory=list)
     fidelity_warnings: list[str] = field(default_factory=list)
+    glance: list[GlanceRow] = field(default_factory=list)
+    glance_figure: Figure | None = None
 
 
 def _table_html(markdown: str) -> str:
@@ -128,23 +126,42 @@ def _decays(table: Any, dataset: str) -> list[tuple[str, DecayResult | None, str
     return out
 
 
+def _tool_version(run: Run) -> str:
+    """The version of the tool that wrote an imported log, where the log records it."""
+    extra = run.manifest.model_extra or {}
+    found = sorted({str(log.get("lm_eval_version")) for log in (extra.get("lm_eval") or {}).values()
+                    if isinstance(log, dict) and log.get("lm_eval_version")})
+    if found:
+        return "lm-evaluation-harness " + ", ".join(found)
+    found = sorted({str(((log.get("eval") or {}).get("packages") or {}).get("inspect_ai"))
+                    for log in (extra.get("inspect") or {}).values() if isinstance(log, dict)} - {"None"})
+    if found:
+        return "Inspect AI " + ", ".join(found)
+    dates = sorted({str(f["evalplus_date"]) for f in run.manifest.files if f.get("evalplus_date")})
+    return f"EvalPlus (results dated {', '.join(dates)})" if dates else "not recorded in the source's files"
+
+
 def _provenance(run: Run) -> dict[str, Any]:
     manifest = run.manifest
     spec = manifest.spec or {}
     dataset = manifest.dataset
     files = manifest.files
     leakage = manifest.leakage_check
+    imported = bool(files) and not spec
     return {
-        "run": run.name, "source": manifest.source, "sotacheck": manifest.sotacheck_version,
-        "git_revision": manifest.git_revision or "not recorded",
+        "run": run.name, "imported": imported,
+        "source": (f"{manifest.source} logs, written by {_tool_version(run)}" if imported else manifest.source),
+        "files": [f"{Path(f['file']).name} (SHA-256 {f['sha256'][:16]}…)" for f in files] if imported else [],
+        "sotacheck": f"imported with {manifest.sotacheck_version}" if imported else manifest.sotacheck_version,
+        "git_revision": "the source's, not sotacheck's: see its files" if imported
+        else (manifest.git_revision or "not recorded")[:12],
         "model": manifest.model_identity.label() if manifest.model_identity else
         (", ".join(sorted({str(f["model"]) for f in files if f.get("model")})) + " (named by the source's files)"
          if any(f.get("model") for f in files) else "not recorded (imported logs)"),
         "seed": spec.get("seed", "not recorded"),
         "dataset": (dataset.name if dataset else None) or ", ".join(sorted({f.get("dataset", "") for f in files}))
         or "unknown",
-        "dataset_hash": (dataset.content_hash if dataset else None)
-        or "; ".join(f"{Path(f['file']).name}: {f['sha256'][:16]}" for f in files) or "not recorded",
+        "dataset_hash": (dataset.content_hash if dataset else None) or ("see its files" if files else "not recorded"),
         "harness": ", ".join(f"{k}={spec[k]}" for k in ("temperature", "max_tokens", "repeats", "limit",
                                                         "test_timeout_s", "request_timeout_s") if k in spec) or "–",
         "leakage": (("clean" if leakage["clean"] else "LEAKS FOUND") + f" ({leakage['requests_checked']} requests checked)")
@@ -162,25 +179,36 @@ def _study_section(result: AnalysisResult, study: StudyResult, table: Any) -> St
                            _table_html(to_markdown(comparison_table(part))) if part.comparisons else "")
     if not arms:
         return section
+    unscored = [f"{u.arm} (no complete result: {u.cause})" for u in result.unscored if u.study == sid]
     section.figures.append(Figure(f"{sid}: pass@1 per arm on {dataset}", f"Forest plot of pass@1 with 95 % CIs for "
                                   f"the {len(arms)} arms of study {sid}",
                                   figures.forest_plot(names, [a.pass_rate for a in arms], [a.ci_low for a in arms],
-                                                      [a.ci_high for a in arms], f"{sid}: {dataset}")))
+                                                      [a.ci_high for a in arms], f"{sid}: {dataset}"),
+                                  _left_out(unscored)))
     tokens = [None if a.prompt_tokens_per_problem is None else
               a.prompt_tokens_per_problem + (a.completion_tokens_per_problem or 0) for a in arms]
+    without_tokens = [f"{name} (no token counts recorded)" for name, t in zip(names, tokens, strict=True) if t is None]
     if any(t is not None for t in tokens):
         section.figures.append(Figure(f"{sid}: cost and accuracy", f"Scatter of tokens per problem against pass@1, "
                                       f"each point numbered, with the key of arms beside the plot, study {sid}",
                                       figures.cost_accuracy(names, tokens, [a.pass_rate for a in arms],
-                                                            f"{sid}: {dataset}")))
+                                                            f"{sid}: {dataset}"),
+                                      _left_out(without_tokens + unscored)))
+    elif tokens:
+        section.figures_left_out.append(f"No cost-and-accuracy figure: no arm of {sid} records its token counts.")
     cells = table[table["arm"].isin(study.study.arms) & (table["dataset"] == dataset)]
     problems = list(dict.fromkeys(cells["problem"]))
     matrix = np.vstack([outcome_matrix(cells, arm, dataset).mean(axis=1).reindex(problems).to_numpy()
                         for arm in names])
     section.figures.append(Figure(f"{sid}: per-problem outcomes", f"Heat map of the share of repeats solved, "
                                   f"{len(names)} arms by {len(problems)} problems, study {sid}",
-                                  figures.outcome_heatmap(matrix, names, f"{sid}: per-problem outcomes")))
+                                  figures.outcome_heatmap(matrix, names, f"{sid}: per-problem outcomes"),
+                                  _left_out(unscored)))
     return section
+
+
+def _left_out(arms: list[str]) -> str:
+    return f"Left out: {'; '.join(arms)}." if arms else ""
 
 
 def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None = None,
@@ -192,8 +220,6 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     claims = audit_claims(claims_files, runs, dataset_sizes) if claims_files else []
     counts: dict[str, int] = {verdict: n for verdict, n in Counter(v.verdict for v in claims).items()}
     missing = []
-    if not claims_files:
-        missing.append("No claims registry given (--claims): the claim verdicts are not in this report.")
     if len(analysis.studies) > 1:
         missing.append(f"The runs form {len(analysis.studies)} studies (arms measured on the same problems with the "
                        f"same model, endpoint, sampling and judge): each is analysed on its own, with its own "
@@ -203,10 +229,12 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     if claims:
         summary.append(", ".join(f"{n} {verdict}" for verdict, n in Counter(v.verdict for v in claims).most_common())
                        + f" among {len(claims)} claims.")
-        for v in [c for c in claims if c.verdict in ("contradicted", "not significant")][:6]:
-            summary.append(f"{v.id} — {v.verdict}: {v.reason}")
     studies = [_study_section(analysis, study, table) for study in analysis.studies]
-    summary += [section.findings for section in studies]
+    compared = [c for section in studies for c in section.analysis.comparisons]
+    summary.append(f"{len(studies)} stud{'y' if len(studies) == 1 else 'ies'}, "
+                   f"{sum(len(s.analysis.arms) for s in studies)} arms with a pass rate; "
+                   f"{sum(c.pvalue_holm < 0.05 for c in compared)} of {len(compared)} comparisons against a baseline "
+                   "differ significantly after Holm.")
     requested = None
     refused = tuple(n for n in analysis.not_compared if n.asked_for)
     if analysis.requested:
@@ -227,8 +255,23 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     model.provenance = [_provenance(run) for run in runs]
     model.fidelity = fidelity(runs)
     model.fidelity_warnings = truncation_warnings(model.fidelity)
-    model.summary += model.fidelity_warnings
+    if model.fidelity_warnings:
+        model.summary.append(f"{len(model.fidelity_warnings)} arm(s) ran with more than "
+                             f"{100 * TRUNCATION_WARNING_SHARE:g} % of their replies cut by the token limit "
+                             "(Fidelity, below).")
+    model.glance = glance_rows(claims, analysis)
+    model.glance_figure = _glance_figure(analysis)
     return model
+
+
+def _glance_figure(analysis: AnalysisResult) -> Figure | None:
+    data = glance_figure_data(analysis)
+    if data is None:
+        return None
+    labels, diffs, lows, highs = data
+    return Figure("Every comparison against its study's baseline", "Forest plot of the difference in pass@1, in "
+                  "points, with its two-sided 95 % paired bootstrap interval, one row per comparison",
+                  figures.difference_forest(labels, diffs, lows, highs, "Difference from the baseline (points)"))
 
 
 def render(model: ReportModel) -> str:

@@ -25,8 +25,17 @@ def read_samples(path: str | Path, dataset: Dataset) -> list[Sample]:
     Raises ``SotacheckError`` naming the file, the line and the field on the first bad line.
     """
     path = Path(path)
+    if path.is_dir():
+        raise SotacheckError(f"samples file {str(path)!r} is a directory; expected a JSONL file")
     if not path.is_file():
         raise SotacheckError(f"samples file {str(path)!r} does not exist")
+    try:
+        return _read(path, dataset)
+    except UnicodeDecodeError as exc:
+        raise SotacheckError(f"{path}: not UTF-8 text (byte {exc.start}); expected JSON lines") from None
+
+
+def _read(path: Path, dataset: Dataset) -> list[Sample]:
     known = dataset.by_id()
     samples = []
     with path.open(encoding="utf-8") as fh:

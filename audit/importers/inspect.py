@@ -30,7 +30,7 @@ import pandas as pd
 from sotacheck.audit.importers.base import FunctionImporter, ImportOptions, Result
 from sotacheck.audit.importers.helpers import renamed
 from sotacheck.audit.importers.sniff import ZIP_MAGIC, first_document, guess_format, head_bytes
-from sotacheck.core.outcomes import OutcomeError
+from sotacheck.core.outcomes import OutcomeError, require_file
 from sotacheck.core.provenance import file_sha256
 
 _HEADER, _SAMPLES_DIR = "header.json", "samples/"
@@ -82,8 +82,7 @@ def _is_zip(file: Path) -> bool:
 
 
 def _check_kind(file: Path) -> None:
-    if not file.is_file():
-        raise OutcomeError(f"{file} does not exist")
+    require_file(file)
     if file.suffix not in (".eval", ".json"):
         raise OutcomeError(f"{file}: not an Inspect log (expected a .eval or .json file){guess_format(file)}")
     if file.suffix == ".eval" and not _is_zip(file):

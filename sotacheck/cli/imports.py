@@ -45,12 +45,12 @@ def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | No
             instances: Path | None, force: bool) -> None:
     run, repairs = api.import_logs(kind, path, out, arm, dataset, force, samples=samples, instances=instances)
     table = run.outcomes
-    errors = table["status"] == "error"
-    click.echo(f"wrote {out}: {len(table)} cells" + (f", {int(errors.sum())} of them error cells (no verdict: "
-                                                     f"never counted as failures)" if errors.any() else ""))
-    counts = table.assign(error=errors).groupby(["arm", "dataset"], sort=True)["error"].agg(["size", "sum"])
-    for (arm_name, dataset_name), cells, error_cells in counts.itertuples(name=None):
-        click.echo(f"  {arm_name} on {dataset_name}: {cells} cells" + (f" ({error_cells} error)" if error_cells else ""))
+    click.echo(f"wrote {out}: {len(table)} cells")
+    groups = table.assign(errors=table["status"] == "error").groupby(["arm", "dataset"])["errors"]
+    for (arm_name, data), errors in groups:
+        count = int(errors.sum())
+        click.echo(f"  {arm_name} on {data}: {len(errors)} cells" + (
+            f", {count} without a verdict (an empty or error result: counted as errors, not failures)" if count else ""))
     for repair in repairs:
         click.echo(f"  note: {repair}")
 

@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     except SotacheckError as exc:
         if _debug_requested(args):
             traceback.print_exc()
-        click.echo(f"sotacheck: error: {exc}", err=True)
+        click.echo(f"sotacheck: error: {' '.join(str(exc).split())}", err=True)  # one line, always
         sys.exit(2)
     except click.exceptions.Abort:
         sys.exit(130)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,14 @@ class OutcomeError(InputError, ValueError):
     """An outcome table, manifest or import source that cannot be used as it is; the message names the place."""
 
 
+def require_file(path: Path) -> None:
+    """An input file that is not there, or is a directory, as a one-line error naming it."""
+    if path.is_dir():
+        raise OutcomeError(f"{path}: a directory, where a file is expected")
+    if not path.is_file():
+        raise OutcomeError(f"{path} does not exist")
+
+
 def as_bool(value: Any, where: str) -> bool | None:
     """A verdict cell read as True, False or None (empty); anything else is an error naming ``where``."""
     if is_missing(value):
@@ -57,7 +66,7 @@ def as_bool(value: Any, where: str) -> bool | None:
         if lowered in _EMPTY:
             return None
     raise OutcomeError(f"{where}: cannot read {value!r} as passed/failed (true/false, 1/0, yes/no, pass/fail, "
-                       f"or empty)")
+                       "passed/failed, or empty)")
 
 
 def normalise(frame: pd.DataFrame, where: str, first_line: int | None = None) -> pd.DataFrame:
@@ -138,7 +147,7 @@ def _name(value: Any, where: str) -> str:
 
 def _repeat(value: Any, where: str) -> int:
     if is_missing(value) or (isinstance(value, str) and not value.strip()):
-        raise OutcomeError(f"{where} is empty (repeats count from 0)")
+        raise OutcomeError(f"{where} is empty (a repeat number, 0 for a single run)")
     try:
         number = float(value)
     except (TypeError, ValueError):

@@ -96,8 +96,10 @@ def test_the_call_table_round_trips_and_a_missing_column_is_named(tmp_path: Path
 def test_the_report_shows_the_figures_and_the_warning(tmp_path: Path) -> None:
     published, _ = api.import_logs("mapcoder", PUBLISHED, tmp_path / "mapcoder-he")
     model = build_model([load_run(RUNS / "methods-qwen05b"), published], [])
-    assert any("mapcoder[k=3,t=5]" in line and "cut by the token limit" in line for line in model.summary)
+    (warning,) = [w for w in model.fidelity_warnings if "mapcoder[k=3,t=5]" in w and "cut by the token limit" in w]
+    assert any("replies cut by the token limit (Fidelity, below)" in line for line in model.summary)
     html = render(model)
+    assert html.count(warning) == 1  # said once, in the fidelity section
     section = html[html.index('id="fidelity"'):html.index('id="provenance"')]
     assert "16.84 (12; " in section and "12 (112), 41 (21)" in section
     assert "8.7 % (11 of 126); debug 6/41" in section

@@ -93,6 +93,7 @@ def test_solved_beyond_the_papers_cap_counts_late_first_solves() -> None:
     assert curve.solved_beyond(8) == 0
 
 
+@pytest.mark.slow
 def test_recorded_max_attempts_sweep_decay_figures() -> None:
     """The recorded PyCapsule sweep (max_attempts 0..8, temperature 0.8, first 68 HumanEval problems, embedded
     model): the per-attempt counts equal an independent count of the outcome table, and the fit gives the

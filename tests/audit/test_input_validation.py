@@ -38,7 +38,9 @@ def test_a_blank_status_follows_passed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("row,message", [
-    ("a,d,p1,0,2,", "cells.csv:2: column `passed`: cannot read '2' as passed/failed"),
+    ("a,d,p1,0,2,", "cells.csv:2: column `passed`: cannot read '2' as passed/failed (true/false, 1/0, yes/no, "
+                    "pass/fail, passed/failed, or empty)"),
+    ("a,d,p1,,true,", "cells.csv:2: column `repeat` is empty (a repeat number, 0 for a single run)"),
     ("a,d,p1,1.7,true,", "cells.csv:2: column `repeat`: 1.7 is not a whole number"),
     ("a,d,p1,-1,true,", "cells.csv:2: column `repeat`: -1 is negative"),
     ("a,d,p1,0,true,failed", "cells.csv:2: column `status`: 'failed' contradicts `passed` (true)"),
@@ -51,6 +53,24 @@ def test_a_bad_cell_is_one_line_naming_file_line_and_column(tmp_path: Path, row:
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr, done.stderr
     assert not (tmp_path / "run").exists()  # nothing half-written
+
+
+def test_every_spelling_the_message_lists_is_read_and_a_blank_verdict_is_named_in_the_summary(tmp_path: Path) -> None:
+    rows = "".join(f"a,d,p{i},0,{word},\n" for i, word in enumerate(["yes", "no", "pass", "fail", "passed", "failed",
+                                                                       "true", "false", "1", "0", ""]))
+    done = import_csv(tmp_path, HEADER + rows)
+    assert done.returncode == 0, done.stderr
+    table = load_run(tmp_path / "run").outcomes.set_index("problem")
+    assert [table.loc[f"p{i}", "status"] for i in range(11)] == ["passed", "failed"] * 5 + ["error"]
+    assert ("a on d: 11 cells, 1 without a verdict (an empty or error result: counted as errors, not failures)"
+            in done.stdout)
+
+
+def test_a_directory_where_a_file_is_expected_is_named_as_such(tmp_path: Path) -> None:
+    (tmp_path / "cells.csv").mkdir()
+    done = subprocess.run([*SOTACHECK, "import", "csv", str(tmp_path / "cells.csv"), "--out", str(tmp_path / "run")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and f"{tmp_path / 'cells.csv'}: a directory, where a file is expected" in done.stderr
 
 
 def test_an_empty_csv_is_an_error_not_a_traceback(tmp_path: Path) -> None:

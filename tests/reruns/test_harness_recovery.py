@@ -27,6 +27,7 @@ LIMIT = 8
 # records. How many such commits a run makes depends on timing; with that point armed the committer waits
 # 5 ms for other cells' records to join, and this scenario then makes 14-20 (3-12 without the wait).
 TRIALS = [(point, k) for point in POINTS for k in ((1, 2, 3, 5) if point == "during_group_commit" else (1, 4, 9, 14))]
+FAST_TRIALS = {("after_send", 4), ("during_group_commit", 3)}
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,9 @@ def reference(tmp_path_factory, responder) -> pd.DataFrame:
     return frame
 
 
-@pytest.mark.parametrize(("point", "k"), TRIALS)
+# make test kills at two points (one inside a group commit); make test-all at all of them.
+@pytest.mark.parametrize(("point", "k"), [pytest.param(point, k, marks=[] if (point, k) in FAST_TRIALS else pytest.mark.slow)
+                                          for point, k in TRIALS])
 def test_sigkill_then_resume_gives_the_uninterrupted_outcomes(tmp_path, responder, reference, point, k) -> None:
     out = tmp_path / "run"
     with LoopbackServer(responder) as server:

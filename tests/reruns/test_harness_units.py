@@ -239,6 +239,7 @@ def _proc_state(pid: int) -> str:
         return "gone"
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_run_cleanly_and_resume_finishes_it(tmp_path) -> None:
     """SIGTERM mid-run (as a CI timeout or ``kill`` sends it): the run's tasks are cancelled and unwound, so
     the process says in one line that it stopped and exits 143, with no asyncio complaint about a task left

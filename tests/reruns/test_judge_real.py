@@ -48,6 +48,7 @@ def test_canonical_humaneval_all_pass(pool, data_dir) -> None:
     assert {v.dataset_hash for v in verdicts} == {dataset.content_hash}
 
 
+@pytest.mark.slow
 def test_canonical_humaneval_et_non_passes_are_the_explained_ones(pool, data_dir) -> None:
     dataset = load_dataset("humaneval-et", data_dir)
     verdicts = list(judge_many(pool, dataset.content_hash,

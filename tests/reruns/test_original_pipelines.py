@@ -87,8 +87,8 @@ def _copy(tmp_path: Path, repository: str) -> Path:
     (["mapcoder@original"], {}, "pipeline 'mapcoder@original' runs the authors' code: name the checkout with "
                                 "--original-code mapcoder=PATH"),
     (["mapcoder@original"], {"mapcoder": "/nonexistent"}, "original code mapcoder=/nonexistent: no such directory"),
-    (["codesim@original"], {"codegenerator": CHECKOUTS["mapcoder"]},
-     "not a checkout of kagnlp/CodeGenerator (no src/promptings/CodeSIM.py)"),
+    pytest.param(["codesim@original"], {"codegenerator": CHECKOUTS["mapcoder"]},
+                 "not a checkout of kagnlp/CodeGenerator (no src/promptings/CodeSIM.py)", marks=REQUIRES_CHECKOUTS),
     (["direct"], {"mapcodr": CHECKOUTS["mapcoder"]}, "unknown original-code repository 'mapcodr'"),
 ])
 def test_bad_checkouts_are_one_line_errors(pipelines, checkouts, message) -> None:
