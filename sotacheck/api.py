@@ -159,15 +159,19 @@ def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "
 
 def report(runs: Iterable[Run | str | Path], output: str | Path = "report.html", claims: Sequence[str | Path] = (),
            baseline: str | None = None, data_dir: str | Path | None = None,
-           compare: Sequence[tuple[str, str]] = ()) -> Path:
+           compare: Sequence[tuple[str, str]] = (), leaderboard: Sequence[str] = ()) -> Path:
     """Render the self-contained HTML audit report of ``runs`` (and the claim verdicts of ``claims``
-    registry files) to ``output``, one section per study (see :func:`analyze`; ``compare`` as there);
-    returns its path."""
+    registry files) to ``output``, one section per study (see :func:`analyze`; ``compare`` as there), and a
+    leaderboard section for each dataset named in ``leaderboard`` (every arm of the runs on it a system,
+    see :func:`leaderboard`); returns its path."""
+    from sotacheck.audit.leaderboard import leaderboard as build_board
     from sotacheck.reports.html import write_report
 
     loaded = _runs(runs)
     files = [Path(f) for f in claims]
-    return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir), compare=compare)
+    boards = [build_board(loaded, name) for name in dict.fromkeys(leaderboard)]
+    return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir), compare=compare,
+                        boards=boards)
 
 
 def gate(baseline: Run | str | Path, candidate: Run | str | Path, baseline_arm: str | None = None,
