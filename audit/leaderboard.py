@@ -81,9 +81,10 @@ def count_outcomes(table: pd.DataFrame, dataset: str) -> Counts:
     every = (samples > 0).all(axis=0)
     shared = tuple(str(p) for p in samples.columns[every])
     if not shared:
-        fewest = min(systems, key=lambda s: int((samples.loc[s] > 0).sum()))
+        have = (samples > 0).sum(axis=1)
+        fewest = str(have.idxmin())
         raise InputError(f"no problem of {dataset!r} has a result from every one of the {len(systems)} systems "
-                         f"(e.g. {fewest!r} has {int((samples.loc[fewest] > 0).sum())}); a leaderboard "
+                         f"(e.g. {fewest!r} has {int(have.min())}); a leaderboard "
                          f"compares systems on the problems they share")
     left_out = {s: tuple(sorted(str(p) for p in samples.columns[(samples.loc[s] > 0) & ~every])) for s in systems}
     return Counts(systems, shared, passes[list(shared)].to_numpy(float), samples[list(shared)].to_numpy(float),
