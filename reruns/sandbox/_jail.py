@@ -31,6 +31,7 @@ import _socket  # the C module: ``socket`` itself costs 7 ms to import, in every
 import array
 import ctypes
 import gc
+import glob
 import json
 import os
 import select
@@ -39,7 +40,7 @@ import sys
 from typing import Any
 
 import _candidate
-from _procs import kill_uid
+from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
@@ -91,9 +92,28 @@ def _bind_read_only(source: str, target: str) -> None:
     _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
+def _hide(target: str) -> None:
+    """An empty read-only directory over ``target``."""
+    _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
+
+
+def package_dirs(sources: list[str]) -> list[str]:
+    """Every ``site-packages``/``dist-packages`` directory the jail's tree holds: those of the judge's
+    interpreter and those inside each bound directory (a system Python's under ``/usr``, the base
+    interpreter's, another virtualenv's), a few levels down (``lib/python3.X/site-packages``)."""
+    found: list[str] = []
+    for source in sources:
+        for pattern in ("lib*/python3*/*-packages", "lib*/python3/*-packages", "local/lib*/python3*/*-packages",
+                        "*-packages"):
+            for path in glob.glob(os.path.join(source, pattern)):
+                if os.path.basename(path) in ("site-packages", "dist-packages") and os.path.isdir(path):
+                    found.append(os.path.realpath(path))
+    return sorted(set(found))
+
+
 def hidden_data(site_dirs: list[str]) -> list[str]:
     """Directories in site-packages that hold benchmark data or the judge itself."""
-    hidden = []
+    hidden: list[str] = []
     for site_dir in site_dirs:
         hidden += [os.path.join(site_dir, rel) for rel in HIDDEN_PACKAGE_DATA
                    if os.path.isdir(os.path.join(site_dir, rel))]
@@ -131,9 +151,11 @@ class Jail:
         for source in binds:
             if source not in self.tmp_binds:
                 _bind_read_only(source, root + source)
-        self.hidden = [h for h in hidden_data(site_dirs) if not h.startswith(TMPDIR + "/")]
+        # Benchmark data is covered wherever the environment lives; under /tmp again in each fresh /tmp.
+        self.hidden = sorted({os.path.realpath(h) for h in hidden_data(sorted({*site_dirs, *package_dirs(binds)}))})
         for path in self.hidden:
-            _mount("tmpfs", root + os.path.realpath(path), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
+            if not path.startswith(TMPDIR + "/"):
+                _hide(root + path)
         for etc in ("/etc/ld.so.cache", "/etc/localtime"):
             if os.path.isfile(etc):
                 _bind_read_only(os.path.realpath(etc), root + etc)
@@ -165,6 +187,9 @@ class Jail:
             if directory == TMPDIR:
                 for source in self.tmp_binds:
                     _bind_read_only(source, self.root + source)
+                for path in self.hidden:
+                    if path.startswith(TMPDIR + "/"):
+                        _hide(self.root + path)
             self._fresh[directory] = self._signature(directory)
         self._size = size_bytes
 
@@ -253,17 +278,38 @@ def _wait(pid: int, timeout: float) -> int | None:
     return None
 
 
-def _descendants_left() -> bool:
-    """Whether any process descended from the launcher is still alive, reaping those that ended. The
-    launcher is a child subreaper, so an orphaned descendant (a daemon the candidate double-forked) is
-    its child: none left means no descendant left, and the scan of /proc for the uid can be skipped."""
-    while True:
+def _children() -> list[int]:
+    """The launcher's children (every thread's list, from /proc)."""
+    children: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as fh:
+                children += [int(pid) for pid in fh.read().split()]
+    except OSError:
+        pass
+    return children
+
+
+def _end_descendants() -> bool:
+    """Kill and reap every descendant of the launcher; whether there was any. The launcher is a child
+    subreaper: a descendant whose parent ends becomes its child, and nothing leaves its tree, so once it
+    has no child left no process of the execution is left, zombie leaders with live threads included
+    (``waitpid`` reaps a thread group only once every thread of it ended)."""
+    found = False
+    for _ in range(2000):
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
         except ChildProcessError:
-            return False
-        if pid == 0:
-            return True
+            return found
+        found = True
+        for pid in _children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        select.select([], [], [], 0.0005)
+    return found
 
 
 class Launcher:
@@ -274,6 +320,7 @@ class Launcher:
         if os.geteuid() != 0:  # same uid as its candidates: none may trace it (or the spares it forks)
             _candidate.PRCTL(PR_SET_DUMPABLE, 0, 0, 0, 0)
         self.subreaper = _candidate.PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        lock_session_keyring()  # inherited by every candidate process: none can keep a key in it
         self.pid: int | None = None  # the candidate process of the current execution
         self.uid: int | None = None
         self.spare: int | None = None  # forked ahead, waiting (as root, unconfined) for its job
@@ -324,10 +371,11 @@ class Launcher:
                 pass
             if status is None:
                 _, status = os.waitpid(self.pid, 0)
-        if (_descendants_left() if self.subreaper else True) and self.uid is not None:
-            kill_uid(self.uid)
-            if self.subreaper:
-                _descendants_left()  # reap them now: zombies still count against the uid's process limit
+        if (_end_descendants() if self.subreaper else True) and self.uid is not None:
+            kill_uid(self.uid, helper=True)  # any process of the uid outside the tree (none is expected)
+            _end_descendants()
+        if self.uid is not None and keys_of(self.uid) > OWN_KEYRINGS:
+            clear_keyrings_of(self.uid)
         if self.jail is not None:
             _remove_ipc_objects()
         elif self.workdir is not None:
