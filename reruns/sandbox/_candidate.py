@@ -213,8 +213,10 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
     if program_mode:
         _programs.serve_program(channel, program, max_feedback_chars)
     entry_point = job.get("entry_point")
+    wanted = set(job.get("names") or ())
+    every = "*" in wanted  # a pipeline's feedback: every name (see ``_tester``)
     names = [[name, _encode_global(value, objects)] for name, value in list(namespace.items())
-             if name == entry_point or not name.startswith("__")]
+             if name == entry_point or name in wanted or (every and not name.startswith("__"))]
     _flush_output()
     _wire.send(channel, _wire.dumps(["loaded", names]))
     while True:

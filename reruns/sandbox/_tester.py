@@ -24,12 +24,14 @@ by copies, and aliasing between arguments is not kept.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import importlib
 import linecache
 import os
 import select
+import signal
 import sys
 import time
 import types
@@ -37,7 +39,8 @@ from typing import Any
 
 import _programs
 import _wire
-from _returns import candidate_exception, checked_frame, copy_back, failed_outcome, load_candidate
+from _returns import (MAX_FRAMES, MAX_MESSAGE_CHARS, candidate_exception, checked_frame, checked_type_name, copy_back,
+                      failed_outcome, load_candidate)
 from _strict import TEST_FILE, compile_test, register_test_source
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
@@ -114,20 +117,42 @@ class Remote:
 
 
 def _module(tag: dict[str, Any], session: Session) -> Any:
-    """This process's own copy of a module the candidate names, or a handle if it is not the stdlib's."""
-    name = str(tag["v"])
+    """A module the candidate sends: a handle on its own (a name it sends never reaches this process's
+    modules, which later executions use)."""
+    if "h" not in tag:
+        raise ValueError("a module without a handle")
+    return Remote(session, int(tag["h"]), "module")
+
+
+def _stdlib_module(name: str) -> Any:
+    """This process's own standard-library module ``name`` (imported if need be), or None."""
+    if name not in sys.stdlib_module_names or name in _SIDE_EFFECT_MODULES or name.startswith("_"):
+        return None
     module = sys.modules.get(name)
-    top = name.partition(".")[0]
-    if module is None and top in sys.stdlib_module_names and top not in _SIDE_EFFECT_MODULES:
+    if module is None:
         try:
             module = importlib.import_module(name)
         except Exception:
-            module = None
-    if module is None and "h" in tag:
-        return Remote(session, int(tag["h"]), "module")
-    if module is None:
-        raise ValueError(f"module {name!r}")
+            return None
     return module
+
+
+@functools.lru_cache(maxsize=1024)
+def _stdlib_names_read(tests: tuple[str, ...], setup: str) -> tuple[str, ...]:
+    """The standard-library module names the tests read without binding them."""
+    bound: set[str] = set()
+    read: set[str] = set()
+    for source in (*tests, setup):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+    return tuple(sorted(name for name in read - bound if name in sys.stdlib_module_names))
 
 
 class Session:
@@ -228,10 +253,12 @@ class Session:
                     payload = self._buffer[_wire.HEADER:_wire.HEADER + size]
                     self._buffer = self._buffer[_wire.HEADER + size:]
                     try:
-                        return self.decode(payload)
-                    except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+                        value = self.decode(payload)
+                    except ValueError as exc:
                         raise self.end(["error", f"the candidate process sent a malformed message ({exc})",
                                         "ProtocolError"]) from None
+                    self.check_time()  # decoding counts against the deadline
+                    return value
             self._wait(select.POLLIN)  # before reading: the answer is almost never there yet
             try:
                 chunk = os.read(self.channel, 1 << 20)
@@ -275,10 +302,10 @@ class Session:
             if kind != "raise":
                 raise ValueError(f"a reply of kind {str(kind)[:50]!r}")
             _, type_name, message, frames, is_memory = reply
-            raised: BaseException = (MemoryError(message) if is_memory
-                                     else candidate_exception(str(type_name), str(message)))
+            type_name, message = checked_type_name(type_name), str(message)[:MAX_MESSAGE_CHARS]
+            raised: BaseException = MemoryError(message) if is_memory else candidate_exception(type_name, message)
             raised.sotacheck_remote = (  # type: ignore[attr-defined]
-                str(type_name), str(message), [checked_frame(frame) for frame in frames])
+                type_name, message, [checked_frame(frame) for frame in frames[:MAX_FRAMES]])
         except (IndexError, TypeError, ValueError, KeyError) as error:
             raise self.end(["error", f"the candidate process sent a malformed reply ({error})",
                             "ProtocolError"]) from None
@@ -328,8 +355,14 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
     test_ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": _TEST_BUILTINS}
     entry_point = job.get("entry_point")
     for name, value in names:
-        if name == entry_point or (not name.startswith("__") and name not in _TEST_BUILTINS):
+        if name == entry_point or (not name.startswith("__") and name not in _TEST_BUILTINS
+                                   and not (type(value) is Remote and Remote.remote_type_name(value) == "module")):
             test_ns[name] = value
+    for name in _stdlib_names_read(tuple(job["tests"]), job.get("setup") or ""):
+        if name not in test_ns:  # MBPP/596's test reads ``sys`` without importing it: this process's own
+            module = _stdlib_module(name)
+            if module is not None:
+                test_ns[name] = module
     if job.get("helpers"):
         try:  # the prompt's own helpers, which the tests call, are trusted code: they run here
             exec(_compiled_helpers(job["helpers"]), test_ns)
@@ -347,11 +380,15 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
                 code = compile_test(source, index)
             else:
                 register_test_source(source, index)
+            _IN_TEST[0] = True
             exec(code, test_ns)
+            _IN_TEST[0] = False
             outcome: dict[str, Any] = {"status": "passed"}
         except Abort:
+            _IN_TEST[0] = False
             return events, False, index
         except BaseException as exc:
+            _IN_TEST[0] = False
             outcome = failed_outcome(exc, max_chars)
         if not session.open:  # the test caught what ended the execution
             return events, False, index
@@ -363,3 +400,33 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
 
 
 _TEMPORARY_REFERENCES = _temporary_references()
+
+# The deadline also holds inside the test code that runs here (a test that loops over what the candidate
+# returned, or keeps going after catching the end of the execution): between ``watch`` and ``unwatch`` a
+# timer checks it every 50 ms and, past it, raises ``Abort`` once (and again while test code still runs).
+_WATCH_INTERVAL_S = 0.05
+_WATCHED: list[Session | None] = [None]
+_IN_TEST = [False]
+
+
+def _watchdog(signum: int, frame: Any) -> None:
+    session = _WATCHED[0]
+    if session is not None and (session.open or _IN_TEST[0]):
+        now = time.monotonic()
+        if now >= min(session.problem_deadline, session.test_deadline):
+            raise session._deadline_passed(now)
+
+
+def watch(session: Session) -> None:
+    _IN_TEST[0] = False
+    _WATCHED[0] = session
+    signal.setitimer(signal.ITIMER_REAL, _WATCH_INTERVAL_S, _WATCH_INTERVAL_S)
+
+
+def unwatch() -> None:
+    _WATCHED[0] = None
+    _IN_TEST[0] = False
+    signal.setitimer(signal.ITIMER_REAL, 0, 0)
+
+
+signal.signal(signal.SIGALRM, _watchdog)

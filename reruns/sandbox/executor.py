@@ -66,6 +66,8 @@ from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import supervisor
 
 SANDBOX_UID_BASE = 61000
+# ``names`` for a pipeline's feedback (not a verdict): the tests see every name the program defines.
+EVERY_NAME = ("*",)
 _REPLY_GRACE_S = 15.0
 
 
@@ -84,13 +86,15 @@ def _limits_dict(limits: SandboxLimits) -> dict[str, Any]:
 
 def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
             entry_point: str | None = None, limits: SandboxLimits | None = None,
-            slot: int | None = None, helpers: str = "") -> ExecutionResult:
+            slot: int | None = None, helpers: str = "", names: tuple[str, ...] = ()) -> ExecutionResult:
     """Run ``code`` and then each test in ``tests`` in one confined child process.
 
     Parameters
     ----------
     code : the candidate program.
-    tests : self-contained test snippets, run in order in a namespace holding the candidate's names.
+    tests : self-contained test snippets, run in order in a namespace holding the entry point, ``names``, the
+        helpers' names and, for a standard-library module's name a test reads without importing it, the
+        trusted side's own module; no other name of the candidate's.
     setup : code run in the test namespace before the first test (MBPP's ``test_setup_code``).
     entry_point : the function under test (always visible to tests, even if it shadows a builtin).
     limits : resource limits; defaults to ``SandboxLimits()``.
@@ -98,15 +102,18 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
         executions must use distinct slots, leased with ``SlotLease``; None leases one for this call.
     helpers : trusted code (the prompt's helper functions and imports) run in the tests' namespace after
         the candidate's names are put there, so that tests call these and not the program's versions.
+    names : the problem's interface besides the entry point: names of the candidate's the tests use
+        (``interface_names``: MBPP/601's ``Pair``). Without an entry point, every name of the candidate's.
     """
     if slot is None:
         with SlotLease(1) as lease:
             return execute(code, tests, setup=setup, entry_point=entry_point, limits=limits, slot=lease.slots[0],
-                           helpers=helpers)
+                           helpers=helpers, names=names)
     limits = limits or SandboxLimits()
     tests = list(tests)
     uid = sandbox_uid(slot, limits)
     job = {"code": code, "tests": tests, "setup": setup, "entry_point": entry_point, "helpers": helpers,
+           "names": list(names) if entry_point is not None else list(EVERY_NAME),
            "nonce": secrets.token_hex(16), "uid": uid, "isolate_network": limits.isolate_network,
            "limits": _limits_dict(limits)}
     reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.sandbox.pool import SandboxPool
-from sotacheck.reruns.sandbox.program import assemble_program, prompt_preamble
+from sotacheck.reruns.sandbox.executor import EVERY_NAME
+from sotacheck.reruns.sandbox.program import assemble_program, interface_names, prompt_preamble
 from sotacheck.reruns.sandbox.result import ExecutionResult
 
 
@@ -38,11 +39,13 @@ def judge_hidden(pool: SandboxPool, problem: Problem, completion: str) -> Execut
         return run_program_tests(pool, completion, problem.hidden_io, stop_at_first_failure=True)
     program = assemble_program(problem.prompt, completion, problem.entry_point)
     return pool.run(program, problem.hidden_tests, setup=problem.test_setup,
-                    entry_point=problem.entry_point, helpers=prompt_preamble(problem.prompt, problem.entry_point))
+                    entry_point=problem.entry_point, helpers=prompt_preamble(problem.prompt, problem.entry_point),
+                    names=interface_names(problem))
 
 
 def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResult:
-    """The code against the visible tests, which call the program's own versions of the prompt's helpers:
+    """The code against the visible tests, which see every name of the program's (its own versions of the
+    prompt's helpers):
     this is a pipeline's feedback, not a verdict, and recorded runs replay only if it stays as it was. A
     program problem's code runs on every sample test (the feedback lists each)."""
     if problem.kind == "program":
@@ -51,7 +54,7 @@ def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResu
         return run_program_tests(pool, code, problem.visible_io, stop_at_first_failure=False)
     program = assemble_program(problem.prompt, code, problem.entry_point)
     return pool.run(program, problem.visible_tests, setup=problem.test_setup,
-                    entry_point=problem.entry_point)
+                    entry_point=problem.entry_point, names=EVERY_NAME)
 
 
 def judge_many(pool: SandboxPool, dataset_hash: str,
