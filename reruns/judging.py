@@ -78,6 +78,10 @@ class JudgeReport:
         report: dict[str, Any] = {"dataset": self.dataset.name, "dataset_hash": self.dataset.content_hash,
                   "sotacheck_version": version(), "n": len(self.verdicts), "passed": self.passed,
                   "pass_rate": self.pass_rate, "counts": self.counts}
+        if any(problem.kind == "program" for problem in self.dataset.problems):
+            from sotacheck.reruns.sandbox.programs import output_rules
+
+            report["output_rules"] = output_rules(self.dataset.name)  # how stdout was compared (``_outputs``)
         if self.base_verdicts is not None and self.base_passed is not None:
             n = len(self.verdicts)
             report["base"] = {"passed": self.base_passed, "pass_rate": self.base_passed / n if n else float("nan")}

@@ -34,9 +34,10 @@ def judge_hidden(pool: SandboxPool, problem: Problem, completion: str) -> Execut
     ``poly``), run in the trusted process, not the program's versions of them. A program problem's
     completion is the whole program, run on each hidden test up to the first that does not pass."""
     if problem.kind == "program":
-        from sotacheck.reruns.sandbox.programs import run_program_tests  # not on a function judge's start-up path
+        from sotacheck.reruns.sandbox.programs import output_rules, run_program_tests  # not on a function judge's start-up path
 
-        return run_program_tests(pool, completion, problem.hidden_io, stop_at_first_failure=True)
+        return run_program_tests(pool, completion, problem.hidden_io, stop_at_first_failure=True,
+                                 rules=output_rules(problem.dataset))
     program = assemble_program(problem.prompt, completion, problem.entry_point)
     return pool.run(program, problem.hidden_tests, setup=problem.test_setup,
                     entry_point=problem.entry_point, helpers=prompt_preamble(problem.prompt, problem.entry_point),
@@ -51,7 +52,8 @@ def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResu
     if problem.kind == "program":
         from sotacheck.reruns.sandbox.programs import run_program_tests
 
-        return run_program_tests(pool, code, problem.visible_io, stop_at_first_failure=False)
+        # ExecEval's rules: the feedback MapCoder's and CodeSim's pipelines got (their evaluate_sample_io)
+        return run_program_tests(pool, code, problem.visible_io, stop_at_first_failure=False, rules="execeval")
     program = assemble_program(problem.prompt, code, problem.entry_point)
     return pool.run(program, problem.visible_tests, setup=problem.test_setup,
                     entry_point=problem.entry_point, names=EVERY_NAME)

@@ -47,6 +47,10 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     click.echo(f"{data.name}: {result.passed}/{len(verdicts)} passed ({100 * result.pass_rate:.1f} %)  "
                f"dataset sha256:{data.content_hash[:16]}")
     click.echo("  " + "  ".join(f"{status}={count}" for status, count in result.counts.items()))
+    rules = result.as_dict().get("output_rules")
+    if rules is not None:
+        click.echo(f"  outputs compared by the {rules} rules"
+                   + (" (ExecEval's: a NaN matches any number)" if rules == "execeval" else " (a NaN matches only a NaN)"))
     base = result.base_verdicts
     if base is not None and result.base_passed is not None:  # an EvalPlus dataset: both of its figures
         n = len(verdicts)
