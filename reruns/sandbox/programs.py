@@ -31,8 +31,9 @@ EXECEVAL_LIMITS = SandboxLimits(test_timeout_s=6.0, problem_timeout_s=3600.0, cp
 def run_program_tests(pool: SandboxPool, code: str, tests: Sequence[IOTest], *,
                       stop_at_first_failure: bool, rules: str = "strict") -> ExecutionResult:
     """``code`` on each test in order (all of them, or up to the first that does not pass); one result with
-    a :class:`TestResult` per test run; outputs compared by ``rules`` (``_outputs``: ``strict`` or ``execeval``). A program that does not load (a syntax error) is one result for the
-    whole, as a function program's is."""
+    a :class:`TestResult` per test run; outputs compared by ``rules`` (``_outputs``: ``strict`` or
+    ``execeval``). A program that does not load (a syntax error) is one result for the whole, as a function
+    program's is."""
     started = time.monotonic()
     budget = pool.limits.problem_timeout_s
     results: list[TestResult] = []
