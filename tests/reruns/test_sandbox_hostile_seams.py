@@ -6,6 +6,9 @@ abstract sockets), names injected into the tests' namespace, and modules named b
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 import textwrap
 import time
 
@@ -89,6 +92,40 @@ def test_no_process_of_an_execution_outlives_it(name: str) -> None:
     assert run(seen) == "passed"  # nothing it left reaches the next execution, nor kills it
     for _ in range(20):
         assert run(GOOD) == "passed"
+
+
+NOBODY = 65534
+AS_ANOTHER_USER = """
+import sys
+from sotacheck.reruns.sandbox import SandboxLimits, execute
+limits = SandboxLimits(test_timeout_s=2, problem_timeout_s=10)
+tests = ["assert square(3) == 9"]
+for code in sys.argv[1:]:
+    execute(code, tests, entry_point="square", limits=limits)
+seen = "import os\\ndef square(x):\\n    return 0 if os.path.exists('was-here') else x * x\\n"
+statuses = [execute(seen if i % 2 else "def square(x):\\n    return x * x\\n", tests, entry_point="square",
+                    limits=limits).status for i in range(10)]
+assert statuses == ["passed"] * 10, statuses
+"""
+
+
+@needs_root
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv (util-linux) to run as another user")
+def test_as_another_user_no_process_outlives_its_execution() -> None:
+    """The judge run by an ordinary user (uid 65534; it keeps only the right to read files, to reach this
+    checkout's interpreter): no jail, no uid of its own, yet every process an execution started is gone
+    after it, and the next executions run. The uid-wide SIGKILL is left out: as the calling user it would
+    reach the judge itself, which is the documented limit of that mode."""
+    assert live_processes_of(NOBODY) == []
+    programs = [textwrap.dedent(OUTLIVING[name]) for name in OUTLIVING if "kills every process" not in name]
+    programs[0] = programs[0].replace("open('/tmp/was-here', 'w').close(); ", "")  # its working directory only
+    done = subprocess.run(["setpriv", "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups",
+                           "--inh-caps", "+dac_read_search", "--ambient-caps", "+dac_read_search",
+                           sys.executable, "-c", AS_ANOTHER_USER, *programs],
+                          cwd="/tmp", capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    time.sleep(0.3)
+    assert live_processes_of(NOBODY) == []
 
 
 KEYCTL = """
