@@ -204,11 +204,12 @@ def datasets(data_dir: str | Path | None = None,
 def judge(dataset: str, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,
           test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
           ray_address: str | None = None, progress: bool = False, run_out: str | Path | None = None,
-          arm: str | None = None, hub_id: str | None = None) -> JudgeReport:
+          arm: str | None = None, hub_id: str | None = None, relative_timeout: bool = False) -> JudgeReport:
     """Judge a dataset's canonical solutions or a samples file (human-eval ``completion`` or EvalPlus
     ``solution`` JSONL) against its hidden tests in the sandbox; with ``run_out``, also write the verdicts as
     a run directory (one arm, named ``arm`` or after the samples file). ``hub_id`` reads a benchmark that is not
-    bundled from a hub dataset instead of local files."""
+    bundled from a hub dataset instead of local files. ``relative_timeout``: each problem's per-test limit is
+    max(4 s, 4 x its canonical solution's slowest test), as EvalPlus sets it (measured first; in the verdicts)."""
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
 
     if workers is not None and workers < 1:
@@ -216,7 +217,7 @@ def judge(dataset: str, samples: str | Path | None = None, canonical: bool = Fal
     if not test_timeout > 0:
         raise UsageError(f"`test_timeout` must be positive, got {test_timeout}")
     report = judge_dataset(dataset, Path(samples) if samples is not None else None, canonical, workers, test_timeout,
-                           data_dir, executor, ray_address, progress, hub_id)
+                           data_dir, executor, ray_address, progress, hub_id, relative_timeout)
     if run_out is not None:
         write_judged_run(Path(run_out), report, arm)
     return report

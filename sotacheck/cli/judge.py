@@ -25,6 +25,8 @@ from sotacheck.cli.options import PATH, data_dir_option, executor_option, hub_id
 @click.option("--arm", default=None, help="Arm name for --run-out (default: samples file name).")
 @click.option("--audit-tests", is_flag=True,
               help="Instead of judging code: list the problems whose tests accept a cheap wrong program.")
+@click.option("--relative-timeout", is_flag=True,
+              help="Per-problem test limit max(4 s, 4 x the canonical solution's time), as EvalPlus (overrides --test-timeout).")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Judge the same code N times and list the problems whose verdict changes (flaky tests).")
 @data_dir_option
@@ -32,7 +34,8 @@ from sotacheck.cli.options import PATH, data_dir_option, executor_option, hub_id
 @executor_option
 @ray_address_option
 def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, out: Path | None, workers: int | None,
-          test_timeout: float, run_out: Path | None, arm: str | None, audit_tests: bool, repeat: int,
+          test_timeout: float, run_out: Path | None, arm: str | None, audit_tests: bool, relative_timeout: bool,
+          repeat: int,
           data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
 
@@ -44,7 +47,7 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
         return
     reports = [api.judge(dataset, samples, canonical, workers, test_timeout, data_dir, executor, ray_address,
                          progress=not as_json and sys.stderr.isatty(), run_out=run_out if index == 0 else None,
-                         arm=arm, hub_id=hub_id) for index in range(repeat)]
+                         arm=arm, hub_id=hub_id, relative_timeout=relative_timeout) for index in range(repeat)]
     result = reports[0]
     flaky = api.flaky_problems(reports) if repeat > 1 else None
     report = result.as_dict()

@@ -171,3 +171,18 @@ def test_audit_tests_lists_weak_tests_with_the_program_that_passed(data_dir) -> 
     rows = {(s["task_id"], s["kind"]): s["program"] for s in audit["suspects"]}
     assert rows[("HumanEval/34", "constant")] == "return [0, 2, 3, 5, 9, 123]"  # unique(): one assert only
     assert ("HumanEval/33", "self-comparison") in rows and ("HumanEval/88", "canonical, input mutated") in rows
+
+
+def test_relative_timeout_is_each_problems_own_and_recorded(tmp_path, data_dir) -> None:
+    """EvalPlus's rule, max(4 s, 4 x the canonical solution's time): HumanEval's canonical solutions take
+    milliseconds, so every limit is the 4 s floor; a program slower than that times out at it."""
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n"
+                       + json.dumps({"task_id": "HumanEval/4", "completion": "    while True:\n        pass\n"}) + "\n")
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--relative-timeout", "--json",
+               data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]
+    assert [r["status"] for r in results] == ["passed", "timeout"]
+    assert [r["test_timeout_s"] for r in results] == [4.0, 4.0]
+    assert "4 s wall limit" in results[1]["message"]
