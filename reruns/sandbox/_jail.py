@@ -17,9 +17,12 @@ empty working directory ``/candidate`` and ``/tmp`` (each a size-capped tmpfs, r
 after any execution that changed it). Each candidate process ``chroot``s into it and drops every
 capability with its uid. Not there: ``/proc``, ``/sys``, ``/home``, ``/root`` (but the interpreter
 under it), ``/etc``, the project's files and any data beside its checkout, the compiled-test cache, other packages'
-benchmark data (``HIDDEN_PACKAGE_DATA`` and any ``<package>/data`` directory holding ``.jsonl``/
-``.parquet`` files in site-packages are covered by empty mounts). System V IPC objects are removed
-after each execution; POSIX message queues are refused by ``RLIMIT_MSGQUEUE``.
+benchmark data (``_hidden.py``: in every site-packages directory of the tree, those under ``/tmp`` again
+inside each fresh ``/tmp``, covered by empty mounts). System V IPC objects are removed after each
+execution; POSIX message queues are refused by ``RLIMIT_MSGQUEUE``. The launcher is a child subreaper:
+after each execution it kills its children until none is left (every descendant of the execution ends up
+its child), so nothing the candidate started outlives it; its own session keyring, which every candidate
+inherits, is new and only root may change it.
 
 Without the jail (not root, or a kernel or container that refuses the mounts) the candidate process
 runs in a fresh temporary working directory, removed afterwards, and sees the file system as its user.

