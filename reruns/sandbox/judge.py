@@ -42,9 +42,10 @@ def judge_hidden(pool: SandboxPool, problem: Problem, completion: str,
         return run_program_tests(pool, completion, problem.hidden_io, stop_at_first_failure=True,
                                  rules=output_rules(problem.dataset))
     program = assemble_program(problem.prompt, completion, problem.entry_point)
+    own = {"limits": limits} if limits is not None else {}  # a pool-like object without per-run limits still serves
     return pool.run(program, problem.hidden_tests, setup=problem.test_setup,
                     entry_point=problem.entry_point, helpers=prompt_preamble(problem.prompt, problem.entry_point),
-                    names=interface_names(problem), limits=limits)
+                    names=interface_names(problem), **own)
 
 
 def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResult:

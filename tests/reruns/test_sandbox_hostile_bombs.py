@@ -151,7 +151,8 @@ def test_the_canonical_humaneval_solutions_all_pass_after_the_hostile_run() -> N
 
     class _Pool:
         def run(self, code: str, tests: tuple[str, ...], **kwargs: object):
-            return execute(code, tests, limits=SandboxLimits(), slot=SLOT, **kwargs)  # type: ignore[arg-type]
+            kwargs.setdefault("limits", SandboxLimits())
+            return execute(code, tests, slot=SLOT, **kwargs)  # type: ignore[arg-type]
 
     problems = load_dataset("humaneval").problems
     failing = [p.id for p in problems if judge_hidden(_Pool(), p, p.canonical_solution).status != "passed"]
