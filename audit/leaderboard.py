@@ -210,15 +210,22 @@ def _resolution(counts: Counts, pair: tuple[int, int], alpha: float, family_size
     return PairResolution(names[i], names[j], mdd(alpha), mdd(alpha / max(family_size, 1)), method)
 
 
-def _suspects(counts: Counts, canonical: Mapping[str, bool] | None) -> tuple[SuspectProblem, ...]:
+def _suspects(counts: Counts, canonical: Mapping[str, bool] | None,
+              weak_tests: Mapping[str, str] | None) -> tuple[SuspectProblem, ...]:
     solved = counts.passes > 0
+    weak = weak_tests or {}
     out = []
-    for column in np.flatnonzero(solved.sum(axis=0) <= 1):
-        who = tuple(counts.systems[i] for i in np.flatnonzero(solved[:, column]))
+    for column in range(len(counts.problems)):
         problem = counts.problems[column]
-        reason = "solved by no system" if not who else "solved by one system only"
-        out.append(SuspectProblem(problem, reason, who, None if canonical is None else canonical.get(problem)))
-    return tuple(sorted(out, key=lambda s: (len(s.solved_by), s.problem)))
+        who = tuple(counts.systems[i] for i in np.flatnonzero(solved[:, column]))
+        if len(who) > 1 and problem not in weak:
+            continue
+        reason = ("solved by no system" if not who else "solved by one system only" if len(who) == 1
+                  else "its tests accept a wrong program")
+        out.append(SuspectProblem(problem, reason, who if len(who) <= 1 else (),
+                                  None if canonical is None else canonical.get(problem), weak.get(problem)))
+    return tuple(sorted(out, key=lambda s: (len(s.solved_by) if s.reason != "its tests accept a wrong program" else 2,
+                                            s.problem)))
 
 
 def _select(table: pd.DataFrame, dataset: str | None) -> str:
@@ -234,7 +241,8 @@ def _select(table: pd.DataFrame, dataset: str | None) -> str:
 
 def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float = 0.05,
                 against: str | None = None, confidence_level: float = 0.95,
-                canonical: Mapping[str, bool] | None = None) -> Leaderboard:
+                canonical: Mapping[str, bool] | None = None, weak_tests: Mapping[str, str] | None = None
+                ) -> Leaderboard:
     """Audit a leaderboard: every arm of ``runs`` on ``dataset`` is a system.
 
     Parameters
@@ -253,6 +261,9 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
         Level of the pass-rate intervals.
     canonical : mapping of str to bool, optional
         Whether each problem's canonical solution passes, where it was judged (shown for suspect problems).
+    weak_tests : mapping of str to str, optional
+        Problems whose tests accept a cheap wrong program, with the program's kind (``sotacheck judge
+        --audit-tests``): listed among the suspect problems.
 
     Returns
     -------
@@ -327,7 +338,7 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
         notes.append(f"{tested.exact.count(False)} pair p-values were resampled (lattice too wide for the exact test)")
     return Leaderboard(
         chosen, len(counts.problems), alpha, confidence_level, family, tuple(systems), tuple(pair_rows),
-        _omnibus(counts), top_group, resolution, _suspects(counts, canonical),
+        _omnibus(counts), top_group, resolution, _suspects(counts, canonical, weak_tests),
         tuple(system_differences(facts)), tuple(notes),
         tuple(counts.problems[k] for k in difficulty),
         tuple(tuple(float(v) for v in means[i, difficulty]) for i in order))

@@ -10,7 +10,9 @@ contract (:meth:`Leaderboard.to_json`), which other tools may read:
                   "conditions"}],
      "pairs": [{"a", "b", "a_only", "b_only", "a_higher", "b_higher", "difference", "p", "p_adjusted",
                 "significant", "test", "exact", "p_floor"}],
-     "top_group": [...], "resolution": {...}, "suspect_problems": [...], "differences": [...], "notes": [...]}
+     "top_group": [...], "resolution": {...},
+     "suspect_problems": [{"problem", "reason", "solved_by", "canonical_passed", "weak_test"}],
+     "differences": [...], "notes": [...]}
 
 ``a_only``/``b_only`` are the discordant problem counts with one sample per problem (null with repeats);
 ``a_higher``/``b_higher`` count the problems on which one system's mean is higher (with any number of
@@ -121,12 +123,14 @@ class Resolution:
 @dataclass(frozen=True)
 class SuspectProblem:
     """A problem worth a look: solved by no system or by one only (a broken or over-strict test is the
-    usual cause of the first), with the canonical solution's verdict where it was judged."""
+    usual cause of the first), or whose tests accept a cheap wrong program (``weak_test``: which one, from
+    ``sotacheck judge --audit-tests``), with the canonical solution's verdict where it was judged."""
 
     problem: str
     reason: str
     solved_by: tuple[str, ...]
     canonical_passed: bool | None = None
+    weak_test: str | None = None
 
 
 @dataclass(frozen=True)

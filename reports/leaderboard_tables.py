@@ -51,10 +51,12 @@ def resolution_note(board: Leaderboard) -> str:
 
 
 def suspects_note(board: Leaderboard) -> str:
-    none = sum(1 for s in board.suspect_problems if not s.solved_by)
-    one = len(board.suspect_problems) - none
+    none = sum(1 for s in board.suspect_problems if s.reason == "solved by no system")
+    one = sum(1 for s in board.suspect_problems if s.reason == "solved by one system only")
+    weak = sum(1 for s in board.suspect_problems if s.weak_test is not None)
+    weak_part = f"; {weak} whose tests accept a cheap wrong program" if weak else ""
     return (f"Suspect problems: {len(board.suspect_problems)} ({none} solved by no system, {one} by one system "
-            f"only); a problem nobody solves often has a broken test.")
+            f"only{weak_part}); a problem nobody solves often has a broken test.")
 
 
 def leaderboard_table(board: Leaderboard) -> Table:

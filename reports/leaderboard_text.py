@@ -80,8 +80,9 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
               _resolution("median pair", board.resolution.median_pair),
               _resolution("top pair", board.resolution.top_pair)]
     if board.suspect_problems:
-        none = [s.problem for s in board.suspect_problems if not s.solved_by]
-        one = [f"{s.problem} ({s.solved_by[0]})" for s in board.suspect_problems if s.solved_by]
+        none = [s.problem for s in board.suspect_problems if s.reason == "solved by no system"]
+        one = [f"{s.problem} ({s.solved_by[0]})" for s in board.suspect_problems if s.reason == "solved by one system only"]
+        weak = [f"{s.problem} ({s.weak_test})" for s in board.suspect_problems if s.weak_test is not None]
         lines += ["", "suspect problems (a problem nobody solves often has a broken test):"]
         if none:
             lines.append(f"  solved by no system ({len(none)}): {', '.join(none[:LISTED_SUSPECTS])}"
@@ -89,6 +90,9 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         if one:
             lines.append(f"  solved by one system only ({len(one)}): {', '.join(one[:LISTED_SUSPECTS])}"
                          + (", ..." if len(one) > LISTED_SUSPECTS else ""))
+        if weak:
+            lines.append(f"  tests accept a cheap wrong program ({len(weak)}): {', '.join(weak[:LISTED_SUSPECTS])}"
+                         + (", ..." if len(weak) > LISTED_SUSPECTS else ""))
         judged = [s for s in board.suspect_problems if s.canonical_passed is not None]
         failing = [s.problem for s in judged if not s.canonical_passed]
         if judged:

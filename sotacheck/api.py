@@ -95,7 +95,7 @@ TABLE_KINDS = ("pass-rates", "comparisons", "fidelity", "calls-by-problem")
 
 def leaderboard(runs: Iterable[Run | str | Path], dataset: str | None = None, *, alpha: float = 0.05,
                 against: str | None = None, confidence: float = 0.95, canonical: bool = False,
-                data_dir: str | Path | None = None) -> Leaderboard:
+                weak_tests: bool = False, data_dir: str | Path | None = None) -> Leaderboard:
     """Rank every system (arm) of ``runs`` on one dataset: pass rates with intervals, every pair tested with
     the paired test under Holm, simultaneous rank intervals and the top group (the systems no other beats
     significantly), the benchmark's resolution and its suspect problems.
@@ -108,7 +108,9 @@ def leaderboard(runs: Iterable[Run | str | Path], dataset: str | None = None, *,
     against : test only this system's pairs (``"TOP"``: the best by pass rate, chosen from these data).
     confidence : level of the pass-rate intervals.
     canonical : judge the dataset's canonical solutions and show their verdicts beside suspect problems.
-    data_dir : local benchmark files for ``canonical``.
+    weak_tests : run cheap wrong programs against the dataset's tests (:func:`audit_tests`) and list the problems
+        whose tests accept one among the suspect problems.
+    data_dir : local benchmark files for ``canonical`` and ``weak_tests``.
 
     Returns
     -------
@@ -125,14 +127,21 @@ def leaderboard(runs: Iterable[Run | str | Path], dataset: str | None = None, *,
 
     loaded = _runs(runs)
     verdicts: dict[str, bool] | None = None
-    if canonical:
+    weak: dict[str, str] | None = None
+    if canonical or weak_tests:
         names = sorted({str(d) for run in loaded for d in run.outcomes["dataset"].unique()})
         chosen = dataset or (names[0] if len(names) == 1 else None)
         if chosen is None:
-            raise UsageError(f"`canonical`: name the dataset (the runs hold {', '.join(names)})")
-        report = judge(chosen, canonical=True, data_dir=data_dir)
-        verdicts = {v.problem_id: v.result.status == "passed" for v in report.verdicts}
-    return build(loaded, dataset, alpha=alpha, against=against, confidence_level=confidence, canonical=verdicts)
+            raise UsageError(f"`canonical`/`weak_tests`: name the dataset (the runs hold {', '.join(names)})")
+        if canonical:
+            report = judge(chosen, canonical=True, data_dir=data_dir)
+            verdicts = {v.problem_id: v.result.status == "passed" for v in report.verdicts}
+        if weak_tests:
+            weak = {}
+            for suspect in audit_tests(chosen, data_dir=data_dir).suspects:
+                weak.setdefault(suspect.problem_id, suspect.kind)
+    return build(loaded, dataset, alpha=alpha, against=against, confidence_level=confidence, canonical=verdicts,
+                 weak_tests=weak)
 
 
 def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",

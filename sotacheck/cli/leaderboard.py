@@ -26,6 +26,8 @@ FORMATS = ("latex", "markdown", "csv")
               help="Confidence level of the pass-rate intervals.")
 @click.option("--canonical", is_flag=True, help="Judge the benchmark's canonical solutions and show their verdicts "
               "beside the suspect problems.")
+@click.option("--audit-tests", "weak_tests", is_flag=True, help="Run cheap wrong programs against the benchmark's "
+              "tests (as `sotacheck judge --audit-tests`) and list the problems whose tests accept one as suspect.")
 @data_dir_option
 @click.option("--pairs", "show_pairs", is_flag=True, help="Also list every tested pair (with --format: the pairs "
               "table instead of the systems table).")
@@ -34,7 +36,7 @@ FORMATS = ("latex", "markdown", "csv")
 @click.option("--html", type=PATH, default=None, help="Also write a self-contained HTML page of the leaderboard.")
 @click.option("-o", "--output", type=PATH, default=None, help="Write the text, JSON or table to a file.")
 def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, against: str | None, confidence: float,
-                canonical: bool, data_dir: Path | None, show_pairs: bool, as_json: bool, fmt: str | None,
+                canonical: bool, weak_tests: bool, data_dir: Path | None, show_pairs: bool, as_json: bool, fmt: str | None,
                 html: Path | None, output: Path | None) -> None:
     """Rank every system (arm) of RUNS on one benchmark: pass rates with intervals, every pair with the paired
     test under Holm, simultaneous rank intervals, the top group (systems no other beats significantly), what the
@@ -44,7 +46,7 @@ def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, again
     if fmt is not None and as_json:
         raise UsageError("give --json or --format, not both")
     board = api.leaderboard(runs, dataset, alpha=alpha, against=against, confidence=confidence,
-                            canonical=canonical, data_dir=data_dir)
+                            canonical=canonical, weak_tests=weak_tests, data_dir=data_dir)
     if as_json:
         text = json.dumps(board.to_json(), indent=2) + "\n"
     elif fmt is not None:

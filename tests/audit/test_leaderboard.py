@@ -193,3 +193,13 @@ def test_a_resampled_pair_says_so_and_carries_its_floor(monkeypatch: pytest.Monk
     assert all(not p.exact and p.p_floor == pytest.approx(2 / 10_000) for p in board.pairs)
     assert all(p.p >= p.p_floor for p in board.pairs)
     assert any("resampled" in note for note in board.notes)
+
+
+def test_weak_tests_join_the_suspect_problems() -> None:
+    """A problem whose tests accept a wrong program is suspect however many systems solve it."""
+    x = _reference()
+    solved_by_all = f"P{int(np.flatnonzero(x.sum(axis=0) == 4)[0]):03d}"
+    board = leaderboard([board_run(x)], weak_tests={solved_by_all: "constant", "P039": "identity"})
+    rows = {s.problem: s for s in board.suspect_problems}
+    assert rows[solved_by_all].reason == "its tests accept a wrong program" and rows[solved_by_all].weak_test == "constant"
+    assert rows["P039"].reason == "solved by no system" and rows["P039"].weak_test == "identity"
