@@ -161,8 +161,8 @@ def _pair_stats(counts: Counts, pairs: Sequence[tuple[int, int]]) -> PairStats:
         x = counts.passes
         both = x @ x.T
         solved = x.sum(axis=1)
-        b = solved[first] - both[first, second]
-        c = solved[second] - both[first, second]
+        b = np.rint(solved[first] - both[first, second]).astype(np.int64)
+        c = np.rint(solved[second] - both[first, second]).astype(np.int64)
         n = b + c
         p = np.where(n > 0, np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)), 1.0)
         return PairStats(p, [True] * len(pairs), b, c, b, c, n / x.shape[1], "exact McNemar")

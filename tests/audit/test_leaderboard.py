@@ -203,3 +203,9 @@ def test_weak_tests_join_the_suspect_problems() -> None:
     rows = {s.problem: s for s in board.suspect_problems}
     assert rows[solved_by_all].reason == "its tests accept a wrong program" and rows[solved_by_all].weak_test == "constant"
     assert rows["P039"].reason == "solved by no system" and rows["P039"].weak_test == "identity"
+
+
+def test_counts_are_integers_in_the_result_and_the_json() -> None:
+    board = leaderboard([board_run(_reference())])
+    assert all(type(p.a_only) is int and type(p.b_only) is int and type(p.a_higher) is int for p in board.pairs)
+    assert '"a_only": 7,' in json.dumps(board.to_json())
