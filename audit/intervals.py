@@ -17,7 +17,6 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.proportion import proportion_confint
 
 from sotacheck.core.errors import ArgumentError
 
@@ -58,6 +57,8 @@ def proportion_interval(k: float, n: float, confidence_level: float = 0.95,
         raise ArgumentError(f"`n` must be a positive number, got {n!r}")
     if not (isinstance(k, int | float | np.number) and 0 <= k <= n):
         raise ArgumentError(f"`k` must be in [0, n] = [0, {n}], got {k!r}")
+    from statsmodels.stats.proportion import proportion_confint  # statsmodels loads pandas: only when used
+
     low, high = proportion_confint(k, n, alpha=1 - confidence_level, method=_STATSMODELS_NAME[method])
     if method == "jeffreys":
         low, high = (0.0 if k == 0 else low), (1.0 if k == n else high)

@@ -81,9 +81,10 @@ def count_outcomes(table: pd.DataFrame, dataset: str) -> Counts:
     every = (samples > 0).all(axis=0)
     shared = tuple(str(p) for p in samples.columns[every])
     if not shared:
-        fewest = min(systems, key=lambda s: int((samples.loc[s] > 0).sum()))
+        have = (samples > 0).sum(axis=1)
+        fewest = str(have.idxmin())
         raise InputError(f"no problem of {dataset!r} has a result from every one of the {len(systems)} systems "
-                         f"(e.g. {fewest!r} has {int((samples.loc[fewest] > 0).sum())}); a leaderboard "
+                         f"(e.g. {fewest!r} has {int(have.min())}); a leaderboard "
                          f"compares systems on the problems they share")
     left_out = {s: tuple(sorted(str(p) for p in samples.columns[(samples.loc[s] > 0) & ~every])) for s in systems}
     return Counts(systems, shared, passes[list(shared)].to_numpy(float), samples[list(shared)].to_numpy(float),
@@ -132,31 +133,56 @@ def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> 
     return chosen, label
 
 
-def _pair_pvalues(counts: Counts, pairs: Sequence[tuple[int, int]]) -> tuple[np.ndarray, list[bool], str]:
-    """Two-sided p of each pair: exact McNemar (vectorised binomial tails) with one sample per problem,
-    else the exact lattice sign-flip test on per-problem means."""
+RESAMPLES = 9_999  # sign patterns drawn where a pair's lattice is too wide to enumerate (MAX_LATTICE)
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """Per tested pair (arrays in family order): two-sided p, whether it is exact, the discordant counts (one
+    sample per problem), the problems where each side's mean is higher, and the mean squared per-problem
+    difference (the discordance at one sample)."""
+
+    p: np.ndarray
+    exact: list[bool]
+    a_only: np.ndarray | None
+    b_only: np.ndarray | None
+    a_higher: np.ndarray
+    b_higher: np.ndarray
+    second_moment: np.ndarray
+    test: str
+
+
+def _pair_stats(counts: Counts, pairs: Sequence[tuple[int, int]]) -> PairStats:
+    """Every pair's test: exact McNemar (vectorised binomial tails over the co-pass matrix) with one sample per
+    problem, else the exact lattice sign-flip test on per-problem means."""
+    first = np.array([p[0] for p in pairs], dtype=int)
+    second = np.array([p[1] for p in pairs], dtype=int)
     if counts.one_sample:
         x = counts.passes
-        first, second = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
-        both = np.einsum("ij,ij->i", x[first], x[second])
-        b = x[first].sum(axis=1) - both
-        c = x[second].sum(axis=1) - both
+        both = x @ x.T
+        solved = x.sum(axis=1)
+        b = np.rint(solved[first] - both[first, second]).astype(np.int64)
+        c = np.rint(solved[second] - both[first, second]).astype(np.int64)
         n = b + c
         p = np.where(n > 0, np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)), 1.0)
-        return p, [True] * len(pairs), "exact McNemar"
-    means, pvalues, exact = counts.means, [], []
+        return PairStats(p, [True] * len(pairs), b, c, b, c, n / x.shape[1], "exact McNemar")
+    means, pvalues, exact, higher, lower, moment = counts.means, [], [], [], [], []
     for i, j in pairs:
+        diff = means[i] - means[j]
+        higher.append(int((diff > 0).sum()))
+        lower.append(int((diff < 0).sum()))
+        moment.append(float(np.mean(diff**2)))
         unit = signflip.lattice_unit(np.concatenate([counts.samples[i], counts.samples[j]]))
-        steps = np.rint((means[i] - means[j]) * unit).astype(np.int64)
+        steps = np.rint(diff * unit).astype(np.int64)
         if int(np.abs(steps).sum()) <= signflip.MAX_LATTICE:
             pvalues.append(signflip.two_sided(steps))
             exact.append(True)
         else:
-            greater, less = signflip.resampled_tails(means[i] - means[j], float((means[i] - means[j]).sum()),
-                                                     9_999, rng=0)
+            greater, less = signflip.resampled_tails(diff, float(diff.sum()), RESAMPLES, rng=0)
             pvalues.append(min(1.0, 2 * min(greater, less)))
             exact.append(False)
-    return np.array(pvalues), exact, "sign-flip on per-problem means (exact, lattice)"
+    return PairStats(np.array(pvalues), exact, None, None, np.array(higher), np.array(lower), np.array(moment),
+                     "sign-flip on per-problem means (exact, lattice)")
 
 
 def _resolution(counts: Counts, pair: tuple[int, int], alpha: float, family_size: int) -> PairResolution:
@@ -184,15 +210,22 @@ def _resolution(counts: Counts, pair: tuple[int, int], alpha: float, family_size
     return PairResolution(names[i], names[j], mdd(alpha), mdd(alpha / max(family_size, 1)), method)
 
 
-def _suspects(counts: Counts, canonical: Mapping[str, bool] | None) -> tuple[SuspectProblem, ...]:
+def _suspects(counts: Counts, canonical: Mapping[str, bool] | None,
+              weak_tests: Mapping[str, str] | None) -> tuple[SuspectProblem, ...]:
     solved = counts.passes > 0
+    weak = weak_tests or {}
     out = []
-    for column in np.flatnonzero(solved.sum(axis=0) <= 1):
-        who = tuple(counts.systems[i] for i in np.flatnonzero(solved[:, column]))
+    for column in range(len(counts.problems)):
         problem = counts.problems[column]
-        reason = "solved by no system" if not who else "solved by one system only"
-        out.append(SuspectProblem(problem, reason, who, None if canonical is None else canonical.get(problem)))
-    return tuple(sorted(out, key=lambda s: (len(s.solved_by), s.problem)))
+        who = tuple(counts.systems[i] for i in np.flatnonzero(solved[:, column]))
+        if len(who) > 1 and problem not in weak:
+            continue
+        reason = ("solved by no system" if not who else "solved by one system only" if len(who) == 1
+                  else "its tests accept a wrong program")
+        out.append(SuspectProblem(problem, reason, who if len(who) <= 1 else (),
+                                  None if canonical is None else canonical.get(problem), weak.get(problem)))
+    return tuple(sorted(out, key=lambda s: (len(s.solved_by) if s.reason != "its tests accept a wrong program" else 2,
+                                            s.problem)))
 
 
 def _select(table: pd.DataFrame, dataset: str | None) -> str:
@@ -208,7 +241,8 @@ def _select(table: pd.DataFrame, dataset: str | None) -> str:
 
 def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float = 0.05,
                 against: str | None = None, confidence_level: float = 0.95,
-                canonical: Mapping[str, bool] | None = None) -> Leaderboard:
+                canonical: Mapping[str, bool] | None = None, weak_tests: Mapping[str, str] | None = None
+                ) -> Leaderboard:
     """Audit a leaderboard: every arm of ``runs`` on ``dataset`` is a system.
 
     Parameters
@@ -227,6 +261,9 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
         Level of the pass-rate intervals.
     canonical : mapping of str to bool, optional
         Whether each problem's canonical solution passes, where it was judged (shown for suspect problems).
+    weak_tests : mapping of str to str, optional
+        Problems whose tests accept a cheap wrong program, with the program's kind (``sotacheck judge
+        --audit-tests``): listed among the suspect problems.
 
     Returns
     -------
@@ -258,23 +295,23 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
     rates = [_pass_rate(counts.passes[i], counts.samples[i], confidence_level) for i in range(len(names))]
     order = sorted(range(len(names)), key=lambda i: (-rates[i][0], names[i]))
     pairs, family = _family(order, names, against)
-    pvalues, exact, test = _pair_pvalues(counts, pairs)
-    adjusted = holm(pvalues) if len(pairs) else np.array([])
+    tested = _pair_stats(counts, pairs)
+    adjusted = holm(tested.p) if len(pairs) else np.array([])
     means = counts.means
+    rate_of = np.array([rate[0] for rate in rates])
+    differences = [float(rate_of[i] - rate_of[j]) for i, j in pairs]
     better = np.zeros((len(names), len(names)), dtype=bool)  # better[i, j]: i significantly beats j
     pair_rows = []
-    for (i, j), p, q, ex in zip(pairs, pvalues, adjusted, exact, strict=True):
-        diff = float(means[i].mean() - means[j].mean())
-        significant = bool(q < alpha) and diff != 0
+    a_only = tested.a_only.tolist() if tested.a_only is not None else [None] * len(pairs)
+    b_only = tested.b_only.tolist() if tested.b_only is not None else [None] * len(pairs)
+    columns = zip(pairs, tested.p.tolist(), adjusted.tolist(), tested.exact, a_only, b_only,
+                  tested.a_higher.tolist(), tested.b_higher.tolist(), differences, strict=True)
+    for (i, j), p, q, ex, a1, b1, ah, bh, diff in columns:
+        significant = q < alpha and diff != 0
         if significant:
             better[(i, j) if diff > 0 else (j, i)] = True
-        one = counts.one_sample
-        pair_rows.append(PairResult(
-            names[i], names[j],
-            int(((counts.passes[i] > 0) & (counts.passes[j] == 0)).sum()) if one else None,
-            int(((counts.passes[j] > 0) & (counts.passes[i] == 0)).sum()) if one else None,
-            int((means[i] > means[j]).sum()), int((means[j] > means[i]).sum()), diff,
-            float(p), float(q), significant, test, ex))
+        pair_rows.append(PairResult(names[i], names[j], a1, b1, int(ah), int(bh), diff, p, q, significant,
+                                    tested.test, ex, None if ex else 2 / (RESAMPLES + 1)))
     n = len(names)
     facts = system_conditions(runs, table, chosen)
     systems = []
@@ -288,8 +325,7 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
                                     len(counts.problems), shown, counts.left_out.get(names[i], ()),
                                     facts.meta.get(names[i], {}), facts.conditions.get(names[i], {})))
     top_group = tuple(s.system for s in systems if s.in_top_group)
-    discordance = [float(np.mean((means[i] - means[j]) ** 2)) for i, j in pairs]
-    median_pair = pairs[int(np.argsort(discordance)[len(pairs) // 2])] if pairs else None
+    median_pair = pairs[int(np.argsort(tested.second_moment, kind="stable")[len(pairs) // 2])] if pairs else None
     resolution = Resolution(
         _resolution(counts, median_pair, alpha, len(pairs)) if median_pair else None,
         _resolution(counts, (order[0], order[1]), alpha, len(pairs)))
@@ -298,11 +334,11 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
     if against == TOP:
         notes.append("the family was chosen after seeing which system is on top; for a claim made in advance, "
                      "name the system (--against NAME)")
-    if not all(exact):
-        notes.append(f"{exact.count(False)} pair p-values were resampled (lattice too wide for the exact test)")
+    if not all(tested.exact):
+        notes.append(f"{tested.exact.count(False)} pair p-values were resampled (lattice too wide for the exact test)")
     return Leaderboard(
         chosen, len(counts.problems), alpha, confidence_level, family, tuple(systems), tuple(pair_rows),
-        _omnibus(counts), top_group, resolution, _suspects(counts, canonical),
+        _omnibus(counts), top_group, resolution, _suspects(counts, canonical, weak_tests),
         tuple(system_differences(facts)), tuple(notes),
         tuple(counts.problems[k] for k in difficulty),
         tuple(tuple(float(v) for v in means[i, difficulty]) for i in order))

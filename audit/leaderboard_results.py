@@ -9,8 +9,10 @@ contract (:meth:`Leaderboard.to_json`), which other tools may read:
                   "in_top_group", "better_than", "worse_than", "n_problems", "samples", "left_out", "meta",
                   "conditions"}],
      "pairs": [{"a", "b", "a_only", "b_only", "a_higher", "b_higher", "difference", "p", "p_adjusted",
-                "significant", "test", "exact"}],
-     "top_group": [...], "resolution": {...}, "suspect_problems": [...], "differences": [...], "notes": [...]}
+                "significant", "test", "exact", "p_floor"}],
+     "top_group": [...], "resolution": {...},
+     "suspect_problems": [{"problem", "reason", "solved_by", "canonical_passed", "weak_test"}],
+     "differences": [...], "notes": [...]}
 
 ``a_only``/``b_only`` are the discordant problem counts with one sample per problem (null with repeats);
 ``a_higher``/``b_higher`` count the problems on which one system's mean is higher (with any number of
@@ -67,7 +69,8 @@ class PairResult:
     ``a_only``/``b_only``: problems only one of them solved (one sample per problem; None with repeats);
     ``a_higher``/``b_higher``: problems where one's per-problem mean is higher; ``difference`` =
     pass rate of a − of b; ``p`` two-sided, unadjusted; ``p_adjusted`` Holm over the family;
-    ``significant``: ``p_adjusted`` < alpha; ``exact``: the p is exact (not resampled)."""
+    ``significant``: ``p_adjusted`` < alpha; ``exact``: the p is exact (not resampled); ``p_floor``: for a
+    resampled p, the smallest value it can take (a p at the floor means "p ≤ floor", not that value)."""
 
     a: str
     b: str
@@ -81,6 +84,7 @@ class PairResult:
     significant: bool
     test: str
     exact: bool
+    p_floor: float | None = None  # a resampled p's smallest possible value (None: exact)
 
 
 @dataclass(frozen=True)
@@ -119,12 +123,14 @@ class Resolution:
 @dataclass(frozen=True)
 class SuspectProblem:
     """A problem worth a look: solved by no system or by one only (a broken or over-strict test is the
-    usual cause of the first), with the canonical solution's verdict where it was judged."""
+    usual cause of the first), or whose tests accept a cheap wrong program (``weak_test``: which one, from
+    ``sotacheck judge --audit-tests``), with the canonical solution's verdict where it was judged."""
 
     problem: str
     reason: str
     solved_by: tuple[str, ...]
     canonical_passed: bool | None = None
+    weak_test: str | None = None
 
 
 @dataclass(frozen=True)

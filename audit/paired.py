@@ -26,8 +26,6 @@ from typing import Literal
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.contingency_tables import StratifiedTable
-from statsmodels.stats.multitest import multipletests
 
 from sotacheck.audit import signflip
 from sotacheck.audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
@@ -170,6 +168,8 @@ def cmh_test(a: np.ndarray, b: np.ndarray) -> CMHResult:
     informative = (tables[:, :, 0].sum(axis=1) > 0) & (tables[:, :, 1].sum(axis=1) > 0)
     if not informative.any():
         return CMHResult(0.0, 1.0, 0)
+    from statsmodels.stats.contingency_tables import StratifiedTable  # statsmodels loads pandas: only when used
+
     stratified = StratifiedTable(np.transpose(tables[informative], (1, 2, 0)).astype(float))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -201,4 +201,6 @@ def holm(pvalues: list[float] | np.ndarray) -> np.ndarray:
         return p
     if np.isnan(p).any() or (p < 0).any() or (p > 1).any():
         raise ArgumentError("`pvalues` must be numbers in [0, 1] with no NaN")
+    from statsmodels.stats.multitest import multipletests  # statsmodels loads pandas: only when used
+
     return np.asarray(multipletests(p, method="holm")[1])

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, stats
-from statsmodels.stats.power import NormalIndPower
 
 from sotacheck.core.errors import ArgumentError
 
@@ -32,6 +31,20 @@ def _power_iv(n: int, alpha: float, power: float) -> None:
         raise ArgumentError(f"`alpha` must be in (0, 1), got {alpha}")
     if not 0 < power < 1:
         raise ArgumentError(f"`power` must be in (0, 1), got {power}")
+
+
+def cohens_h_detectable(n: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Cohen's h that two arms of ``n`` each detect with the given power, two-sided: the root of the power
+    function that ``statsmodels.stats.power.NormalIndPower().solve_power(nobs1=n, ratio=1)`` solves (both
+    rejection tails counted), solved here with scipy alone so that a quick ``sotacheck compare`` does not import
+    statsmodels and pandas (tests/audit/test_claim_rule.py checks it against statsmodels)."""
+    z = stats.norm.isf(alpha / 2)
+    scale = np.sqrt(n / 2)
+
+    def shortfall(h: float) -> float:
+        return float(stats.norm.sf(z - h * scale) + stats.norm.cdf(-z - h * scale) - power)
+
+    return float(optimize.brentq(shortfall, 1e-9, 10.0, xtol=1e-12))
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,7 @@ def mdd_unpaired(n: int, baseline: float, alpha: float = 0.05, power: float = 0.
     _power_iv(n, alpha, power)
     if not 0 <= baseline <= 1:
         raise ArgumentError(f"`baseline` must be in [0, 1], got {baseline}")
-    h = float(NormalIndPower().solve_power(nobs1=n, alpha=alpha, power=power, ratio=1.0))
+    h = cohens_h_detectable(n, alpha, power)
     theta = np.arcsin(np.sqrt(baseline))
     up = float(np.sin(min(theta + h / 2, np.pi / 2)) ** 2 - baseline)
     down = float(np.sin(max(theta - h / 2, 0.0)) ** 2 - baseline)

@@ -28,6 +28,7 @@ from sotacheck.audit.analysis import (
 from sotacheck.audit.claims import ClaimVerdict, audit_claims
 from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
 from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, ArmFidelity, fidelity, truncation_warnings
+from sotacheck.audit.leaderboard_results import Leaderboard
 from sotacheck.audit.studies import RUN_COLUMN
 from sotacheck.audit.sweeps import SweepResult, arm_family, decay_arms, find_sweeps, setting_sort_key
 from sotacheck.core.rundir import OutcomeError, Run
@@ -71,6 +72,8 @@ class ReportModel:
     fidelity_warnings: list[str] = field(default_factory=list)
     glance: list[GlanceRow] = field(default_factory=list)
     glance_figure: Figure | None = None
+    leaderboards: list[str] = field(default_factory=list)  # rendered leaderboard sections (HTML fragments)
+    leaderboard_style: str = ""
 
 
 def _table_html(markdown: str) -> str:
@@ -212,7 +215,8 @@ def _left_out(arms: list[str]) -> str:
 
 
 def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None = None,
-                dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = ()) -> ReportModel:
+                dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = (),
+                boards: Sequence[Leaderboard] = ()) -> ReportModel:
     if not runs:
         raise OutcomeError("no runs given")
     analysis = analyze(runs, baseline, compare=compare)
@@ -261,6 +265,13 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
                              "(Fidelity, below).")
     model.glance = glance_rows(claims, analysis)
     model.glance_figure = _glance_figure(analysis)
+    if boards:
+        from sotacheck.reports.leaderboard_html import leaderboard_section, leaderboard_style
+        from sotacheck.reports.leaderboard_text import headline
+
+        model.leaderboards = [leaderboard_section(board) for board in boards]
+        model.leaderboard_style = leaderboard_style()
+        model.summary += [f"Leaderboard {board.dataset}: {headline(board)}" for board in boards]
     return model
 
 
@@ -281,5 +292,8 @@ def render(model: ReportModel) -> str:
 
 
 def write_report(runs: list[Run], claims_files: list[Path], output: Path, baseline: str | None = None,
-                 dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = ()) -> Path:
-    return write_atomically(output, render(build_model(runs, claims_files, baseline, dataset_sizes, compare)))
+                 dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = (),
+                 boards: Sequence[Leaderboard] = ()) -> Path:
+    """Render the report of ``runs`` (with the claim verdicts of ``claims_files`` and a section per leaderboard
+    of ``boards``, computed by the caller) to ``output``, atomically."""
+    return write_atomically(output, render(build_model(runs, claims_files, baseline, dataset_sizes, compare, boards)))

@@ -20,13 +20,24 @@ def headline(board: Leaderboard) -> str:
     top = board.systems[0].system
     family = f"{board.family}, α = {board.alpha:g}"
     if len(board.top_group) == 1:
-        return f"{top} is alone in the top group: it beats every other system significantly ({family})."
+        beaten = ("it beats every other system significantly" if board.systems[0].better_than == board.n_systems - 1
+                  else "every other system is beaten significantly by at least one system")
+        return f"{top} is alone in the top group: {beaten} ({family})."
     others = [name for name in board.top_group if name != top]
     if top not in board.top_group:  # cannot happen with rank intervals, kept for a smaller family
         return f"{len(board.top_group)} systems are in the top group ({family})."
     listed = ", ".join(others[:12]) + (", ..." if len(others) > 12 else "")
     return (f"{len(board.top_group)} of {board.n_systems} systems are in the top group: no test separates "
             f"{len(others)} of them from #1 ({top}): {listed} ({family}).")
+
+
+def _p(value: float, floor: float | None = None) -> str:
+    """``p = 0.0312``; a p that underflowed is ``p < 1e-300``, one at a resampling floor ``p <= floor``."""
+    if value == 0.0:
+        return "p < 1e-300 (below the floating-point range)"
+    if floor is not None and value <= floor:
+        return f"p <= {floor:.2g} (resampling floor)"
+    return f"p = {value:.3g}"
 
 
 def _resolution(label: str, pair: PairResolution | None) -> str:
@@ -48,7 +59,7 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
              f"({per_problem})",
              headline(board),
              f"any difference at all: {board.omnibus.test} = {board.omnibus.statistic:.2f}, df {board.omnibus.df}, "
-             f"p = {board.omnibus.p:.3g}",
+             f"{_p(board.omnibus.p)}",
              f"pairs: {board.pairs[0].test if board.pairs else 'none'}; {board.family}; rank intervals are "
              f"simultaneous at {100 * (1 - board.alpha):g} % (from the Holm-adjusted tests)", ""]
     width = max(6, *(len(s.system) for s in board.systems))
@@ -69,8 +80,9 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
               _resolution("median pair", board.resolution.median_pair),
               _resolution("top pair", board.resolution.top_pair)]
     if board.suspect_problems:
-        none = [s.problem for s in board.suspect_problems if not s.solved_by]
-        one = [f"{s.problem} ({s.solved_by[0]})" for s in board.suspect_problems if s.solved_by]
+        none = [s.problem for s in board.suspect_problems if s.reason == "solved by no system"]
+        one = [f"{s.problem} ({s.solved_by[0]})" for s in board.suspect_problems if s.reason == "solved by one system only"]
+        weak = [f"{s.problem} ({s.weak_test})" for s in board.suspect_problems if s.weak_test is not None]
         lines += ["", "suspect problems (a problem nobody solves often has a broken test):"]
         if none:
             lines.append(f"  solved by no system ({len(none)}): {', '.join(none[:LISTED_SUSPECTS])}"
@@ -78,6 +90,9 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         if one:
             lines.append(f"  solved by one system only ({len(one)}): {', '.join(one[:LISTED_SUSPECTS])}"
                          + (", ..." if len(one) > LISTED_SUSPECTS else ""))
+        if weak:
+            lines.append(f"  tests accept a cheap wrong program ({len(weak)}): {', '.join(weak[:LISTED_SUSPECTS])}"
+                         + (", ..." if len(weak) > LISTED_SUSPECTS else ""))
         judged = [s for s in board.suspect_problems if s.canonical_passed is not None]
         failing = [s.problem for s in judged if not s.canonical_passed]
         if judged:
@@ -96,6 +111,8 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         for p in board.pairs:
             a_only = "–" if p.a_only is None else str(p.a_only)
             b_only = "–" if p.b_only is None else str(p.b_only)
+            shown = f"{p.p:9.2e}" if p.p_floor is None or p.p > p.p_floor else f"<={p.p_floor:7.1e}"
             lines.append(f"  {p.a:{aw}s} {p.b:{bw}s} {100 * p.difference:+6.1f} {a_only:>6s} {b_only:>6s} "
-                         f"{p.p:9.2e} {p.p_adjusted:9.2e}" + (" significant" if p.significant else ""))
+                         f"{shown} {p.p_adjusted:9.2e}" + (" significant" if p.significant else "")
+                         + ("" if p.exact else " (resampled)"))
     return "\n".join(lines) + "\n"

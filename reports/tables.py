@@ -162,12 +162,13 @@ def calls_by_problem_table(view: CallsByProblem) -> Table:
 
 
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                  # symbols pdflatex's default input encoding does not know
+                  "±": r"$\pm$", "–": "--", "−": "$-$", "α": r"$\alpha$", "≈": r"$\approx$", "×": r"$\times$"}
 
 
 def _latex_escape(text: str) -> str:
-    out = "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
-    return out.replace("±", r"$\pm$").replace("–", "--")
+    return "".join(_LATEX_ESCAPES.get(ch, ch) for ch in text)
 
 
 def to_latex(table: Table) -> str:

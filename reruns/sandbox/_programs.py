@@ -100,7 +100,7 @@ def run_program_job(job: dict[str, Any], session: Any,
     elif exit_code != 0:
         outcome = {"status": "error", "exception_type": "NonZeroExit",
                    "message": f"the program exited with status {exit_code}", "feedback": shown}
-    elif accepted(outputs, actual):
+    elif accepted(outputs, actual, "execeval" if test.get("rules") == "execeval" else "strict"):
         outcome = {"status": "passed"}
     else:
         outcome = {"status": "failed", "exception_type": "WrongAnswer",

@@ -14,14 +14,28 @@ from _strict import CANDIDATE_FILE, COMPILE_ERRORS, TEST_FILE, describe, excepti
 MAX_PRECOMPILED_CHARS = 200_000
 _TEST_BUILTINS = dict(builtins.__dict__)
 _FOREIGN_EXCEPTIONS: dict[str, type[BaseException]] = {}
+# Bounds on what a candidate's exception may cost this process: its type's name (an identifier), its
+# message and frames, and the classes made for type names it does not have, kept for the process's life.
+MAX_TYPE_NAME_CHARS = 100
+MAX_MESSAGE_CHARS = 20_000
+MAX_FRAMES = 64
+MAX_FRAME_TEXT_CHARS = 1000
+MAX_FOREIGN_EXCEPTIONS = 256
 
 
 class CandidateError(Exception):
     """Base of the exceptions that stand for a candidate exception of a type this process does not have."""
 
 
+def checked_type_name(type_name: Any) -> str:
+    """The candidate's exception type name, or ``CandidateError`` for one that is not a short identifier."""
+    name = str(type_name)
+    return name if len(name) <= MAX_TYPE_NAME_CHARS and name.isidentifier() else "CandidateError"
+
+
 def candidate_exception(type_name: str, message: str) -> BaseException:
-    """An exception of the candidate's type (builtin ``Exception`` types exist here; others are made)."""
+    """An exception of the candidate's type (builtin ``Exception`` types exist here; others are made, one
+    class per name for the first ``MAX_FOREIGN_EXCEPTIONS`` names, ``CandidateError`` itself after that)."""
     kind = _TEST_BUILTINS.get(type_name)
     if isinstance(kind, type) and issubclass(kind, Exception):
         try:
@@ -29,6 +43,8 @@ def candidate_exception(type_name: str, message: str) -> BaseException:
         except Exception:
             pass
     if type_name not in _FOREIGN_EXCEPTIONS:
+        if len(_FOREIGN_EXCEPTIONS) >= MAX_FOREIGN_EXCEPTIONS:
+            return CandidateError(message)
         _FOREIGN_EXCEPTIONS[type_name] = type(type_name, (CandidateError,), {})
     return _FOREIGN_EXCEPTIONS[type_name](message)
 
@@ -37,7 +53,8 @@ def checked_frame(frame: Any) -> tuple[Any, ...]:
     """One of the candidate's traceback frames, checked to be what ``describe`` formats."""
     name, line, function, text, end, column, end_column = frame
     optional = [None if value is None else int(value) for value in (end, column, end_column)]
-    return (str(name), int(line), str(function), str(text), *optional)
+    return (str(name)[:MAX_FRAME_TEXT_CHARS], int(line), str(function)[:MAX_FRAME_TEXT_CHARS],
+            str(text)[:MAX_FRAME_TEXT_CHARS], *optional)
 
 
 def copy_back(argument: Any, new: Any) -> None:
@@ -91,7 +108,7 @@ def _raised_by_assert(exc: BaseException) -> bool:
 def load_candidate(session: Any, job: dict[str, Any], **fields: Any) -> tuple[Any, list[dict[str, Any]]]:
     """Send the candidate process its job (the program compiled here, its limits and uid, and ``fields``) and
     read its loading report: (the names it defined, the "loaded" event), or (None, the load-error event)."""
-    message = {key: job.get(key) for key in ("code", "entry_point", "limits", "uid", "isolate_network")}
+    message = {key: job.get(key) for key in ("code", "entry_point", "names", "limits", "uid", "isolate_network")}
     message.update(fields, compiled=compiled_candidate(job["code"]))
     session.send(_wire.job_message(message))
     loaded = session.receive()
@@ -99,7 +116,11 @@ def load_candidate(session: Any, job: dict[str, Any], **fields: Any) -> tuple[An
         raise session.end(["error", "the candidate process did not report its loading", "ProtocolError"])
     if loaded[0] == "load_error":
         status = loaded[1] if loaded[1] in ("error", "memory_exceeded") else "error"
-        return None, [{"event": "loaded", "status": status, **loaded[2]}]
+        described = loaded[2] if isinstance(loaded[2], dict) else {}
+        fields = {key: str(described[key])[:MAX_MESSAGE_CHARS] if key != "exception_type"
+                  else checked_type_name(described[key])
+                  for key in ("exception_type", "message", "feedback") if described.get(key) is not None}
+        return None, [{"event": "loaded", "status": status, **fields}]
     return loaded[1], [{"event": "loaded", "status": "ok"}]
 
 

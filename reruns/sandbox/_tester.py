@@ -24,10 +24,6 @@ by copies, and aliasing between arguments is not kept.
 
 from __future__ import annotations
 
-import builtins
-import functools
-import importlib
-import linecache
 import os
 import select
 import sys
@@ -37,13 +33,21 @@ from typing import Any
 
 import _programs
 import _wire
-from _returns import candidate_exception, checked_frame, copy_back, failed_outcome, load_candidate
+from _namespace import IN_TEST, test_namespace, unwatch, watch  # noqa: F401 (watch, unwatch: for the supervisor)
+from _returns import (
+    MAX_FRAMES,
+    MAX_MESSAGE_CHARS,
+    candidate_exception,
+    checked_frame,
+    checked_type_name,
+    copy_back,
+    failed_outcome,
+    load_candidate,
+)
 from _strict import TEST_FILE, compile_test, register_test_source
 
-MAX_REPLY_BYTES = 256 * 1024 * 1024
+MAX_REPLY_BYTES = 32 * 1024 * 1024  # decoding 32 MiB of JSON takes about a second
 OUTPUT_KEPT = 8192
-_SIDE_EFFECT_MODULES = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
-_TEST_BUILTINS = dict(builtins.__dict__)
 
 
 class Abort(BaseException):
@@ -114,20 +118,11 @@ class Remote:
 
 
 def _module(tag: dict[str, Any], session: Session) -> Any:
-    """This process's own copy of a module the candidate names, or a handle if it is not the stdlib's."""
-    name = str(tag["v"])
-    module = sys.modules.get(name)
-    top = name.partition(".")[0]
-    if module is None and top in sys.stdlib_module_names and top not in _SIDE_EFFECT_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except Exception:
-            module = None
-    if module is None and "h" in tag:
-        return Remote(session, int(tag["h"]), "module")
-    if module is None:
-        raise ValueError(f"module {name!r}")
-    return module
+    """A module the candidate sends: a handle on its own (a name it sends never reaches this process's
+    modules, which later executions use)."""
+    if "h" not in tag:
+        raise ValueError("a module without a handle")
+    return Remote(session, int(tag["h"]), "module")
 
 
 class Session:
@@ -228,10 +223,12 @@ class Session:
                     payload = self._buffer[_wire.HEADER:_wire.HEADER + size]
                     self._buffer = self._buffer[_wire.HEADER + size:]
                     try:
-                        return self.decode(payload)
-                    except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+                        value = self.decode(payload)
+                    except ValueError as exc:
                         raise self.end(["error", f"the candidate process sent a malformed message ({exc})",
                                         "ProtocolError"]) from None
+                    self.check_time()  # decoding counts against the deadline
+                    return value
             self._wait(select.POLLIN)  # before reading: the answer is almost never there yet
             try:
                 chunk = os.read(self.channel, 1 << 20)
@@ -275,10 +272,10 @@ class Session:
             if kind != "raise":
                 raise ValueError(f"a reply of kind {str(kind)[:50]!r}")
             _, type_name, message, frames, is_memory = reply
-            raised: BaseException = (MemoryError(message) if is_memory
-                                     else candidate_exception(str(type_name), str(message)))
+            type_name, message = checked_type_name(type_name), str(message)[:MAX_MESSAGE_CHARS]
+            raised: BaseException = MemoryError(message) if is_memory else candidate_exception(type_name, message)
             raised.sotacheck_remote = (  # type: ignore[attr-defined]
-                str(type_name), str(message), [checked_frame(frame) for frame in frames])
+                type_name, message, [checked_frame(frame) for frame in frames[:MAX_FRAMES]])
         except (IndexError, TypeError, ValueError, KeyError) as error:
             raise self.end(["error", f"the candidate process sent a malformed reply ({error})",
                             "ProtocolError"]) from None
@@ -307,13 +304,6 @@ def _temporary_references() -> int:
     return probe.counted
 
 
-@functools.lru_cache(maxsize=256)
-def _compiled_helpers(source: str) -> Any:
-    filename = f"{TEST_FILE}[helpers]"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return compile(source, filename, "exec")
-
-
 def run_tests(job: dict[str, Any], compiled: list[Any],
               session: Session) -> tuple[list[dict[str, Any]], bool, int | None]:
     """Load the candidate, run each test; returns the events, whether all ran, and the test running when
@@ -325,16 +315,8 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
     names, events = load_candidate(session, job)
     if names is None:
         return events, True, None
-    test_ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": _TEST_BUILTINS}
-    entry_point = job.get("entry_point")
-    for name, value in names:
-        if name == entry_point or (not name.startswith("__") and name not in _TEST_BUILTINS):
-            test_ns[name] = value
-    if job.get("helpers"):
-        try:  # the prompt's own helpers, which the tests call, are trusted code: they run here
-            exec(_compiled_helpers(job["helpers"]), test_ns)
-        except Exception:
-            pass  # a prompt whose helpers do not run alone: the tests see the program's versions
+    test_ns = test_namespace(names, job, lambda value: type(value) is Remote
+                             and Remote.remote_type_name(value) == "module")
     limit = float(job["limits"]["test_timeout_s"])
     for index, source in enumerate(job["tests"]):
         started = time.monotonic()
@@ -347,11 +329,15 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
                 code = compile_test(source, index)
             else:
                 register_test_source(source, index)
+            IN_TEST[0] = True
             exec(code, test_ns)
+            IN_TEST[0] = False
             outcome: dict[str, Any] = {"status": "passed"}
         except Abort:
+            IN_TEST[0] = False
             return events, False, index
         except BaseException as exc:
+            IN_TEST[0] = False
             outcome = failed_outcome(exc, max_chars)
         if not session.open:  # the test caught what ended the execution
             return events, False, index
@@ -363,3 +349,5 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
 
 
 _TEMPORARY_REFERENCES = _temporary_references()
+
+

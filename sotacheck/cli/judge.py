@@ -23,21 +23,37 @@ from sotacheck.cli.options import PATH, data_dir_option, executor_option, hub_id
 @click.option("--test-timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, help="Wall seconds per test.")
 @click.option("--run-out", type=PATH, default=None, help="Also write the verdicts as a run directory.")
 @click.option("--arm", default=None, help="Arm name for --run-out (default: samples file name).")
+@click.option("--audit-tests", is_flag=True,
+              help="Instead of judging code: list the problems whose tests accept a cheap wrong program.")
+@click.option("--relative-timeout", is_flag=True,
+              help="Per-problem test limit max(4 s, 4 x the canonical solution's time), as EvalPlus (overrides --test-timeout).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Judge the same code N times and list the problems whose verdict changes (flaky tests).")
 @data_dir_option
 @hub_id_option
 @executor_option
 @ray_address_option
 def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, out: Path | None, workers: int | None,
-          test_timeout: float, run_out: Path | None, arm: str | None, data_dir: Path | None, hub_id: str | None,
-          executor: str, ray_address: str | None) -> None:
+          test_timeout: float, run_out: Path | None, arm: str | None, audit_tests: bool, relative_timeout: bool,
+          repeat: int,
+          data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
 
     A completion whose first code line starts at column 0 is a whole program (judged after the
     prompt's imports and helpers); an indented one continues the prompt and is appended to it.
     """
-    result = api.judge(dataset, samples, canonical, workers, test_timeout, data_dir, executor, ray_address,
-                       progress=not as_json and sys.stderr.isatty(), run_out=run_out, arm=arm, hub_id=hub_id)
-    text = json.dumps(result.as_dict(), indent=2)
+    if audit_tests:
+        _audit(dataset, workers, test_timeout, data_dir, hub_id, as_json, out)
+        return
+    reports = [api.judge(dataset, samples, canonical, workers, test_timeout, data_dir, executor, ray_address,
+                         progress=not as_json and sys.stderr.isatty(), run_out=run_out if index == 0 else None,
+                         arm=arm, hub_id=hub_id, relative_timeout=relative_timeout) for index in range(repeat)]
+    result = reports[0]
+    flaky = api.flaky_problems(reports) if repeat > 1 else None
+    report = result.as_dict()
+    if flaky is not None:
+        report["repeat"] = {"n": repeat, "flaky": flaky}
+    text = json.dumps(report, indent=2)
     if out is not None:
         write_text(out, text + "\n")
     if as_json:
@@ -47,6 +63,13 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     click.echo(f"{data.name}: {result.passed}/{len(verdicts)} passed ({100 * result.pass_rate:.1f} %)  "
                f"dataset sha256:{data.content_hash[:16]}")
     click.echo("  " + "  ".join(f"{status}={count}" for status, count in result.counts.items()))
+    if flaky is not None:
+        click.echo(f"  judged {repeat} times: {len(flaky)} problems changed verdict"
+                   + "".join(f"\n    {problem}: {' '.join(seen)}" for problem, seen in flaky.items()))
+    rules = report.get("output_rules")
+    if rules is not None:
+        click.echo(f"  outputs compared by the {rules} rules"
+                   + (" (ExecEval's: a NaN matches any number)" if rules == "execeval" else " (a NaN matches only a NaN)"))
     base = result.base_verdicts
     if base is not None and result.base_passed is not None:  # an EvalPlus dataset: both of its figures
         n = len(verdicts)
@@ -57,3 +80,20 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
             note = " (base tests passed)" if base is not None and base[index] else ""
             click.echo(f"  {verdict.problem_id}: {verdict.status}{note}: {verdict.result.exception_type}: "
                        f"{(verdict.result.message or '')[:120]}")
+
+
+def _audit(dataset: str, workers: int | None, test_timeout: float, data_dir: Path | None, hub_id: str | None,
+           as_json: bool, out: Path | None) -> None:
+    audit = api.audit_tests(dataset, workers, test_timeout, data_dir, hub_id)
+    text = json.dumps(audit.as_dict(), indent=2)
+    if out is not None:
+        write_text(out, text + "\n")
+    if as_json:
+        click.echo(text)
+        return
+    flagged = len({s.problem_id for s in audit.suspects})
+    click.echo(f"{audit.dataset}: {flagged} of {audit.problems} problems have tests that accept a wrong program "
+               f"({audit.programs_run} programs run)")
+    click.echo("| problem | wrong program | passed |\n| --- | --- | --- |")
+    for suspect in audit.suspects:
+        click.echo(f"| {suspect.problem_id} | {suspect.kind} | `{suspect.program}` |")

@@ -26,14 +26,17 @@ FORMATS = ("latex", "markdown", "csv")
               help="Confidence level of the pass-rate intervals.")
 @click.option("--canonical", is_flag=True, help="Judge the benchmark's canonical solutions and show their verdicts "
               "beside the suspect problems.")
+@click.option("--audit-tests", "weak_tests", is_flag=True, help="Run cheap wrong programs against the benchmark's "
+              "tests (as `sotacheck judge --audit-tests`) and list the problems whose tests accept one as suspect.")
 @data_dir_option
-@click.option("--pairs", "show_pairs", is_flag=True, help="Also list every tested pair.")
+@click.option("--pairs", "show_pairs", is_flag=True, help="Also list every tested pair (with --format: the pairs "
+              "table instead of the systems table).")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (the contract in docs/leaderboards.md).")
 @click.option("--format", "fmt", default=None, metavar="latex|markdown|csv", help="Print a paper table instead.")
 @click.option("--html", type=PATH, default=None, help="Also write a self-contained HTML page of the leaderboard.")
 @click.option("-o", "--output", type=PATH, default=None, help="Write the text, JSON or table to a file.")
 def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, against: str | None, confidence: float,
-                canonical: bool, data_dir: Path | None, show_pairs: bool, as_json: bool, fmt: str | None,
+                canonical: bool, weak_tests: bool, data_dir: Path | None, show_pairs: bool, as_json: bool, fmt: str | None,
                 html: Path | None, output: Path | None) -> None:
     """Rank every system (arm) of RUNS on one benchmark: pass rates with intervals, every pair with the paired
     test under Holm, simultaneous rank intervals, the top group (systems no other beats significantly), what the
@@ -43,14 +46,13 @@ def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, again
     if fmt is not None and as_json:
         raise UsageError("give --json or --format, not both")
     board = api.leaderboard(runs, dataset, alpha=alpha, against=against, confidence=confidence,
-                            canonical=canonical, data_dir=data_dir)
+                            canonical=canonical, weak_tests=weak_tests, data_dir=data_dir)
     if as_json:
         text = json.dumps(board.to_json(), indent=2) + "\n"
     elif fmt is not None:
-        from sotacheck.reports.leaderboard_tables import leaderboard_table
-        from sotacheck.reports.tables import RENDERERS
+        from sotacheck.reports.leaderboard_tables import render_leaderboard_table
 
-        text = RENDERERS[fmt](leaderboard_table(board))
+        text = render_leaderboard_table(board, fmt, pairs=show_pairs)
     else:
         from sotacheck.reports.leaderboard_text import render_text
 

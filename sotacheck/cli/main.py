@@ -16,7 +16,7 @@ from sotacheck.core.errors import SotacheckError
 # a ``judge`` run does not pay for importing the other commands' modules (click's documented pattern for
 # lazily loaded subcommands).
 COMMANDS = {
-    "analyze": "analysis.analyze", "claims": "claims.claims", "datasets": "datasets.datasets",
+    "analyze": "analysis.analyze", "claims": "claims.claims", "compare": "compare.compare", "datasets": "datasets.datasets",
     "gate": "gate.gate_command", "import": "imports.import_", "judge": "judge.judge", "leaderboard": "leaderboard.leaderboard",
     "leakage": "tools.leakage",
     "migrate": "imports.migrate", "report": "report.report", "rerun": "runs.rerun", "resume": "runs.resume",

@@ -16,9 +16,12 @@ from sotacheck.cli.options import PATH, baseline_option, compare_option, data_di
 @click.option("--claims", "claims_files", type=PATH, multiple=True, help="Claims registry files.")
 @baseline_option
 @compare_option
+@click.option("--leaderboard", "leaderboards", multiple=True, metavar="DATASET",
+              help="Add a leaderboard section for DATASET: every arm of the runs on it ranked, with rank intervals "
+                   "and the top group (as `sotacheck leaderboard`); repeatable.")
 @data_dir_option
 def report(runs: tuple[Path, ...], output: Path, claims_files: tuple[Path, ...], baseline: str | None,
-           compare: tuple[tuple[str, str], ...], data_dir: Path | None) -> None:
+           compare: tuple[tuple[str, str], ...], leaderboards: tuple[str, ...], data_dir: Path | None) -> None:
     """A self-contained HTML audit report (no network needed to open it), one section per study."""
-    path = api.report(runs, output, claims_files, baseline, data_dir, compare=compare)
+    path = api.report(runs, output, claims_files, baseline, data_dir, compare=compare, leaderboard=leaderboards)
     click.echo(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")

@@ -16,9 +16,11 @@ the table's first line, else ``row N``), the column and the value. Normalisation
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from sotacheck.core.arms import PARAM_PREFIX, is_missing, structure_legacy_arms
@@ -85,24 +87,24 @@ def normalise(frame: pd.DataFrame, where: str, first_line: int | None = None) ->
         return f"{place}: column `{column}`"
 
     for column in ("arm", "dataset", "problem", *(["pipeline"] if "pipeline" in out.columns else [])):
-        values = []
-        for row, value in enumerate(out[column]):
-            text = "" if is_missing(value) else str(value).strip()
-            if not text:
-                raise OutcomeError(f"{at(row, column)} is empty")
-            values.append(text)
-        out[column] = values
+        out[column] = _by_value(out[column], _name, column, at)
     if "pipeline" not in out.columns:
         out = structure_legacy_arms(out)
-    out["repeat"] = [_repeat(value, at(row, "repeat")) for row, value in enumerate(out["repeat"])]
-    passed = [as_bool(value, at(row, "passed")) for row, value in enumerate(out["passed"])]
-    given = out["status"] if "status" in out.columns else [None] * len(out)
-    out["status"] = [_status(s, p, at(row, "status")) for row, (s, p) in enumerate(zip(given, passed, strict=True))]
-    out["passed"] = pd.array([None if s == "error" else p for s, p in zip(out["status"], passed, strict=True)],
-                             dtype="boolean")
+    out["repeat"] = _by_value(out["repeat"], _repeat, "repeat", at).astype(np.int64)
+    passed = _by_value(out["passed"], as_bool, "passed", at)
+    verdict = np.select([passed == True, passed == False], [1, 0], 2)  # noqa: E712 (an object array)
+    given = out["status"] if "status" in out.columns else None
+    if given is None or given.isna().all():
+        out["status"] = np.array(["failed", "passed", "error"], dtype=object)[verdict]
+    else:
+        pairs = pd.Series(list(zip(given.where(given.notna(), None), verdict, strict=True)), index=out.index)
+        out["status"] = _by_value(pairs, lambda pair, where: _status(pair[0], _VERDICTS[pair[1]], where), "status",
+                                  at)
+    counted = (out["status"].to_numpy() != "error") & (verdict != 2)
+    out["passed"] = pd.arrays.BooleanArray(verdict == 1, ~counted)
     for column in OPTIONAL_INT:
         out[column] = pd.to_numeric(out[column], errors="coerce").astype("Int64") if column in out else \
-            pd.array([pd.NA] * len(out), dtype="Int64")
+            pd.arrays.IntegerArray(np.zeros(len(out), dtype=np.int64), np.ones(len(out), dtype=bool))
     duplicated = out.duplicated(KEY, keep=False)
     if duplicated.any():
         first = out[duplicated].iloc[0]
@@ -113,6 +115,34 @@ def normalise(frame: pd.DataFrame, where: str, first_line: int | None = None) ->
     columns = ["arm", "pipeline", *params, "dataset", "problem", "repeat", "passed", "status", *OPTIONAL_INT]
     extra = [c for c in out.columns if c not in columns]
     return out[columns + extra].sort_values(KEY, kind="stable").reset_index(drop=True)
+
+
+_VERDICTS = (False, True, None)
+
+
+def _by_value(column: pd.Series, convert: Callable[[Any, str], Any], name: str,
+              at: Callable[[int, str], str]) -> np.ndarray:
+    """``convert(value, where)`` applied once per distinct value of ``column`` (a table of a million cells has a
+    few hundred distinct names and verdicts); a value it rejects is raised again with the first row holding it."""
+    codes, distinct = pd.factorize(column, use_na_sentinel=False)
+    converted: list[Any] = []
+    for value in distinct:
+        try:
+            converted.append(convert(value, ""))
+        except OutcomeError:
+            first = int(np.argmax(codes == len(converted)))
+            convert(column.iloc[first], at(first, name))
+            raise  # convert accepted the value in its row: cannot happen, but never pass a bad value silently
+    result = np.empty(len(converted), dtype=object)
+    result[:] = converted
+    return result[codes]
+
+
+def _name(value: Any, where: str) -> str:
+    text = "" if is_missing(value) else str(value).strip()
+    if not text:
+        raise OutcomeError(f"{where} is empty")
+    return text
 
 
 def _repeat(value: Any, where: str) -> int:

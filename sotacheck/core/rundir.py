@@ -106,6 +106,10 @@ class Manifest(BaseModel):
     arm_sampling: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # The revision of each pipeline a rerun ran (sotacheck's ``Pipeline.revision``); absent: each one's first.
     pipeline_revisions: dict[str, int] = Field(default_factory=dict)
+    # Each system's own facts, one value per system, as an imported long table or submission gives them
+    # (``model``, ``method``, ``release_date``, ``open_weights``, ``harness``, ``meta.<name>``, SWE-bench's
+    # ``metadata``): the arm → {fact: value}; a leaderboard lists them beside the systems.
+    systems: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def sotacheck_version(self) -> str:

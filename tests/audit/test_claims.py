@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.rundir import load_run, write_run
 
@@ -51,13 +51,15 @@ def test_every_claim_has_a_source_and_the_four_papers_are_there() -> None:
 
 def test_pycapsule_lead_over_agentcoder_is_not_significant(verdicts) -> None:
     v = verdicts["pycapsule-he-gpt4-vs-agentcoder"]
-    assert v.verdict == "not significant"
+    assert (v.verdict, v.check) == ("not significant", "paired-reconstruction")
+    assert v.numbers["net_problems"] == 0 and v.pvalue == 1.0  # 158 vs 158 of 164: p = 1 for every split
+    runs = v.check_named("margin-vs-single")
     # one-sample t of 96.5 ± 0.7 (3 runs) vs 96.3: t = 0.494872, df = 2, p = 0.669711 if SD, 0.801970 if SE
-    assert v.numbers["p_if_sd"] == pytest.approx(0.669711, rel=1e-5)
-    assert v.numbers["p_if_se"] == pytest.approx(0.801970, rel=1e-5)
-    assert v.pvalue == pytest.approx(0.669711, rel=1e-5)
-    assert any("SD or an SE" in note for note in v.notes)
-    assert v.numbers["problem_sampling_se_pp"] == pytest.approx(1.435, abs=1e-3)
+    assert runs.numbers["p_if_sd"] == pytest.approx(0.669711, rel=1e-5)
+    assert runs.numbers["p_if_se"] == pytest.approx(0.801970, rel=1e-5)
+    assert runs.pvalue == pytest.approx(0.669711, rel=1e-5)
+    assert any("SD or an SE" in note for note in runs.notes)
+    assert runs.numbers["problem_sampling_se_pp"] == pytest.approx(1.435, abs=1e-3)
 
 
 def test_ecloop_smallest_gain_is_significant_over_the_regression_range(verdicts) -> None:
@@ -71,9 +73,9 @@ def test_ecloop_smallest_gain_is_significant_over_the_regression_range(verdicts)
 
 def test_ecloop_ablation_cannot_resolve_five_points(verdicts) -> None:
     v = verdicts["ecloop-ablation-100"]
-    assert v.verdict == "unverifiable from what was published"
-    assert min(v.numbers["mdd_paired_pp_by_discordance"].values()) > 5.0
-    assert v.numbers["mdd_unpaired_pp_at_50"] > 10.0
+    assert (v.verdict, v.check) == ("unverifiable from what was published", "minimum-detectable-difference")
+    assert min(v.numbers["paired_pp_by_discordance"].values()) > 5.0
+    assert v.numbers["unpaired_up_pp"] > 10.0 and v.numbers["smallest_detectable_pp"] > 5.0
 
 
 def test_bigcodebench_gain_is_over_a_base_model(verdicts) -> None:
@@ -97,15 +99,17 @@ def test_rerun_backed_claim_end_to_end_on_released_logs(tmp_path, data_dir) -> N
     result = {v["id"]: v for v in json.loads(done.stdout)}
     v = result["mapcoder-beats-cot-he-chatgpt"]
     assert {"id", "paper", "verdict", "reason", "pvalue"} <= set(v)
-    assert v["verdict"] == "supported"
+    assert (v["verdict"], v["deciding_check"]) == ("supported", "rerun")
     assert (v["numbers"]["b"], v["numbers"]["c"]) == (30, 11)  # MapCoder-only vs CoT-only solved problems
     assert v["pvalue"] == pytest.approx(mcnemar_exact(30, 11).pvalue)
     assert v["numbers"]["measured_margin_pp"] == pytest.approx(100 * (132 - 113) / 164)
     assert v["numbers"]["published_margin_pp"] == pytest.approx(80.5 - 68.9)
     low, high = v["numbers"]["ci_pp"]
     assert low < v["numbers"]["measured_margin_pp"] < high
-    # without the run the same claim cannot be judged
-    assert audit_claims([REPO / "data/claims/mapcoder.yaml"])[0].verdict == "unverifiable from what was published"
+    # without the run the published totals decide: 132 vs 113 of 164, significant for every split they allow
+    without = audit_claims([REPO / "data/claims/mapcoder.yaml"])[0]
+    assert (without.verdict, without.check) == ("supported", "paired-reconstruction")
+    assert without.numbers["p_range"][1] == pytest.approx(mcnemar_exact(51, 32).pvalue)
 
 
 def _write(tmp_path: Path, claim_patch: dict[str, object], drop: str | None = None) -> Path:
@@ -122,8 +126,8 @@ def _write(tmp_path: Path, claim_patch: dict[str, object], drop: str | None = No
 @pytest.mark.parametrize(("patch", "drop", "message"), [
     ({}, "benchmark", "field `benchmark`: Field required"),
     ({"n": -164}, None, "field `n`: Input should be greater than 0"),
-    ({"method": {"name": "PyCapsule", "value": 106.5, "runs": 3}}, None, "field `method`: Value error, value 106.5 is a "
-                                                                          "percentage outside [0, 100]"),
+    ({"method": {"name": "PyCapsule", "value": 106.5, "runs": 3, "spread": 0.7}}, None,
+     "field `method.value`: value 106.5 is a percentage outside [0, 100]"),
 ])
 def test_bad_registry_names_file_claim_and_field(tmp_path, patch, drop, message) -> None:
     path = _write(tmp_path, patch, drop)

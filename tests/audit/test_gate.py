@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 from scipy import stats
 
 from sotacheck.audit.gate import GateInputError, GateSettings, gate
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import Run, load_run, normalise, write_run
 
 SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]

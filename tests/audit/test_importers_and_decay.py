@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from sotacheck.audit.decay import decay_curve, fit_decay
-from sotacheck.audit.importers import import_csv, import_humaneval_results
+from sotacheck.audit.importers.humaneval_results import import_humaneval_results
+from sotacheck.audit.importers.table import import_table
 from sotacheck.core.rundir import OutcomeError, normalise
 
 
@@ -40,11 +41,11 @@ def test_csv_import_and_its_errors(tmp_path) -> None:
     good = tmp_path / "runs.csv"
     pd.DataFrame({"arm": ["A", "A"], "dataset": ["he", "he"], "problem": ["1", "2"], "repeat": [0, 0],
                   "passed": ["true", "false"]}).to_csv(good, index=False)
-    table = normalise(import_csv(good)[0], str(good))
+    table = normalise(import_table(good, "csv")[0], str(good))
     assert table["passed"].tolist() == [True, False] and table["status"].tolist() == ["passed", "failed"]
     missing = tmp_path / "missing.csv"
     with pytest.raises(OutcomeError, match="does not exist"):
-        import_csv(missing)
+        import_table(missing, "csv")
 
 
 def test_decay_curve_counts_and_definitions() -> None:
@@ -117,7 +118,7 @@ def test_arm_family_keeps_a_sweeps_settings_together() -> None:
     """Families and settings come from the pipeline and param.* columns, never from the label; a run
     prefixed by combine_runs is its own family."""
     from sotacheck.audit.analysis import combine_runs
-    from sotacheck.audit.importers import mapcoder_arm_columns
+    from sotacheck.audit.importers.mapcoder import mapcoder_arm_columns
     from sotacheck.audit.sweeps import arm_family, arm_setting
     from sotacheck.core.arms import arm_columns
     from sotacheck.core.rundir import Run, manifest_of
@@ -178,3 +179,23 @@ def test_an_r2_interval_that_excludes_its_estimate_says_why() -> None:
     interval = recorded.confidence_interval("r_squared")
     inside = interval.low <= recorded.fit.r_squared <= interval.high
     assert (recorded.interval_note("r_squared") is None) == inside
+
+
+def test_mapcoder_rows_named_by_name_only(tmp_path: Path) -> None:
+    """MapCoder's released Reflexion MBPP file has `name` and no `task_id` (its other files set task_id = name)."""
+    from sotacheck.audit.importers.mapcoder import import_mapcoder
+
+    folder = tmp_path / "MBPP"
+    folder.mkdir()
+    (folder / "ChatGPT-Reflexion-10-MBPP-Python3-0-1.jsonl").write_text(
+        json.dumps({"name": "mbpp_3_is_not_prime", "is_solved": "True"}) + "\n"
+        + json.dumps({"name": "mbpp_4_heap", "is_solved": "False"}) + "\n")
+    (folder / "ChatGPT-CoT-MBPP-Python3-0-1.jsonl").write_text(
+        json.dumps({"task_id": "mbpp_3_is_not_prime", "name": "mbpp_3_is_not_prime", "is_solved": False}) + "\n")
+    table, _ = import_mapcoder(folder)
+    assert sorted(zip(table["arm"], table["problem"], table["passed"], strict=True)) == [
+        ("CoT", "mbpp_3_is_not_prime", False), ("Reflexion-10", "mbpp_3_is_not_prime", True),
+        ("Reflexion-10", "mbpp_4_heap", False)]
+    (folder / "ChatGPT-CoT-MBPP-Python3-0-1.jsonl").write_text(json.dumps({"is_solved": True}) + "\n")
+    with pytest.raises(OutcomeError, match=r"needs fields `task_id` \(or `name`\)"):
+        import_mapcoder(folder)

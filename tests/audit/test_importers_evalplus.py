@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sotacheck.audit.importers_evalplus import evalplus_arm, import_evalplus, read_eval_results
+from sotacheck.audit.importers.evalplus import evalplus_arm, import_evalplus, read_eval_results
 from sotacheck.core.outcomes import OutcomeError, normalise
 
 REPO = Path(__file__).resolve().parents[2]

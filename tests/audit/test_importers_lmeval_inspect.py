@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sotacheck.audit.importers_inspect import import_inspect, read_log, score_to_float
-from sotacheck.audit.importers_lmeval import import_lmeval
+from sotacheck.audit.importers.inspect import import_inspect, read_log, score_to_float
+from sotacheck.audit.importers.lmeval import import_lmeval
 from sotacheck.core.outcomes import OutcomeError, normalise
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

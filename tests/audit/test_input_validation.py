@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from sotacheck.audit.importers import mapcoder_file_identity
+from sotacheck.audit.importers.mapcoder import mapcoder_file_identity
 from sotacheck.audit.intervals import proportion_interval
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.errors import ArgumentError
@@ -70,7 +70,7 @@ def test_a_directory_where_a_file_is_expected_is_named_as_such(tmp_path: Path) -
     (tmp_path / "cells.csv").mkdir()
     done = subprocess.run([*SOTACHECK, "import", "csv", str(tmp_path / "cells.csv"), "--out", str(tmp_path / "run")],
                           capture_output=True, text=True)
-    assert done.returncode == 2 and f"{tmp_path / 'cells.csv'}: a directory, where a file is expected" in done.stderr
+    assert done.returncode == 2 and f"{tmp_path / 'cells.csv'}: a folder, but a CSV table is one file" in done.stderr
 
 
 def test_an_empty_csv_is_an_error_not_a_traceback(tmp_path: Path) -> None:

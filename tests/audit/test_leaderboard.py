@@ -180,3 +180,32 @@ def test_suspect_problems() -> None:
     one = {s.problem: s.solved_by for s in board.suspect_problems if s.solved_by}
     x = _reference()
     assert set(one) == {f"P{j:03d}" for j in np.flatnonzero(x.sum(axis=0) == 1)}
+
+
+def test_a_resampled_pair_says_so_and_carries_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_LATTICE the sign-flip p is Monte Carlo: marked inexact, with the floor it cannot go below."""
+    from sotacheck.audit import signflip
+
+    monkeypatch.setattr(signflip, "MAX_LATTICE", 1)
+    rng = np.random.default_rng(9)
+    x = (rng.random((3, 30, 2)) < np.array([0.9, 0.5, 0.1])[:, None, None]).astype(int)
+    board = leaderboard([board_run(x)])
+    assert all(not p.exact and p.p_floor == pytest.approx(2 / 10_000) for p in board.pairs)
+    assert all(p.p >= p.p_floor for p in board.pairs)
+    assert any("resampled" in note for note in board.notes)
+
+
+def test_weak_tests_join_the_suspect_problems() -> None:
+    """A problem whose tests accept a wrong program is suspect however many systems solve it."""
+    x = _reference()
+    solved_by_all = f"P{int(np.flatnonzero(x.sum(axis=0) == 4)[0]):03d}"
+    board = leaderboard([board_run(x)], weak_tests={solved_by_all: "constant", "P039": "identity"})
+    rows = {s.problem: s for s in board.suspect_problems}
+    assert rows[solved_by_all].reason == "its tests accept a wrong program" and rows[solved_by_all].weak_test == "constant"
+    assert rows["P039"].reason == "solved by no system" and rows["P039"].weak_test == "identity"
+
+
+def test_counts_are_integers_in_the_result_and_the_json() -> None:
+    board = leaderboard([board_run(_reference())])
+    assert all(type(p.a_only) is int and type(p.b_only) is int and type(p.a_higher) is int for p in board.pairs)
+    assert '"a_only": 7,' in json.dumps(board.to_json())

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sotacheck.audit.analysis import analyze
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.intervals import clustered_pass_rate, pass_rate
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.audit.sweeps import sweep_table

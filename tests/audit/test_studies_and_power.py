@@ -20,7 +20,7 @@ from statsmodels.stats.multitest import multipletests
 
 from sotacheck.audit.analysis import analyze, combine_runs
 from sotacheck.audit.gate import gate, power_note
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import sign_flip_test
 from sotacheck.audit.power import mdd_paired, mdd_paired_exact
 from sotacheck.core.rundir import Run, load_run, normalise, write_run

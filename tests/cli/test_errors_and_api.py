@@ -95,7 +95,7 @@ def test_the_package_exports_the_whole_api() -> None:
 def test_every_lazily_loaded_command_resolves_to_its_name() -> None:
     context = cli_main.click.Context(cli_main.app)
     names = cli_main.app.list_commands(context)
-    assert names == sorted(cli_main.COMMANDS) and {"analyze", "gate", "leaderboard", "report"} <= set(names)
+    assert names == sorted(cli_main.COMMANDS) and {"analyze", "compare", "gate", "leaderboard", "report"} <= set(names)
     for name in names:
         command = cli_main.app.get_command(context, name)
         assert command is not None and command.name == name

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sotacheck import api
-from sotacheck.audit.import_kinds import KIND_NAMES
+from sotacheck.audit.importers import kind_names
 from sotacheck.core.errors import UsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,9 +28,9 @@ def _sotacheck(*args: str) -> subprocess.CompletedProcess[str]:
 def test_help_lists_every_kind() -> None:
     done = _sotacheck("import", "--help")
     assert done.returncode == 0
-    for kind in KIND_NAMES:
+    for kind in kind_names():
         assert f"\n    {kind} " in done.stdout, kind
-    assert {"evalplus", "lm-eval", "inspect"} <= set(KIND_NAMES)
+    assert {"evalplus", "lm-eval", "inspect"} <= set(kind_names())
 
 
 @pytest.mark.parametrize(("kind", "path", "cells"), [

@@ -87,3 +87,16 @@ def test_mapcoder_released_humaneval_logs(tmp_path: Path, capsys: pytest.Capture
         assert pair["b_only"] == sum(b[t] and not a[t] for t in a)
     assert body["top_group"] == ["MapCoder-5-5"]
     assert np.isclose(body["systems"][0]["pass_rate"], 132 / 164)
+
+
+def test_report_with_a_leaderboard_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli(["import", "csv", str(_reference_csv(tmp_path / "ref.csv")), "--out", str(tmp_path / "ref")],
+                capsys)[0] == 0
+    code, _, err = _cli(["report", str(tmp_path / "ref"), "--leaderboard", "ref", "-o", str(tmp_path / "r.html")],
+                        capsys)
+    assert code == 0, err
+    page = (tmp_path / "r.html").read_text()
+    assert 'class="leaderboard"' in page and "Leaderboard ref: 2 of 4 systems are in the top group" in page
+    code, _, err = _cli(["report", str(tmp_path / "ref"), "--leaderboard", "nope", "-o", str(tmp_path / "x.html")],
+                        capsys)
+    assert code == 2 and "no system has results on dataset 'nope'" in err and not (tmp_path / "x.html").exists()

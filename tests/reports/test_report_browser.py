@@ -10,13 +10,12 @@ import base64
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from sotacheck.audit.analysis import analyze
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
@@ -49,29 +48,7 @@ def report(tmp_path_factory, runs) -> Path:
                         dataset_sizes={"humaneval": 164})
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    assert CHROMIUM and CHROMEDRIVER, "chromium and chromium-driver must be installed (make setup)"
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="sotacheck-chromium-")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-                 f"--user-data-dir={profile}", "--host-resolver-rules=MAP * ~NOTFOUND",
-                 "--proxy-server=http://127.0.0.1:9", "--window-size=1200,900"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-def test_report_offline_in_chromium(report, browser, studies) -> None:
+def test_report_offline_in_chromium(report, browser, studies, screenshot) -> None:
     browser.get_log("performance")  # drop what the browser did before it opened the report
     browser.get(report.as_uri())
     assert browser.title == "sotacheck audit report"
@@ -108,14 +85,7 @@ def test_report_offline_in_chromium(report, browser, studies) -> None:
     assert text.count("Model @ endpoint") == len(studies) + 1 and "ChatGPT @ not recorded" in text  # + provenance
     assert "Paired comparisons against direct (Holm within S1)" in text
     assert "no problem was first solved by a repair attempt" in text  # the recorded 0.5B run's PyCapsule
-    metrics = browser.execute_cdp_cmd("Page.getLayoutMetrics", {})
-    width, height = metrics["cssContentSize"]["width"], metrics["cssContentSize"]["height"]
-    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
-    png = ARTIFACTS / "report-full-page.png"
-    png.write_bytes(base64.b64decode(shot["data"]))
-    assert png.stat().st_size > 50_000
+    assert screenshot("report-full-page.png").stat().st_size > 50_000
 
 
 def test_report_prints_to_pdf(report, browser) -> None:

@@ -14,7 +14,7 @@ import pytest
 from markdown_it import MarkdownIt
 from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
 
-from sotacheck.audit.importers import import_mapcoder
+from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import write_run
 
 SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]

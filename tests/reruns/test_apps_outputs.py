@@ -41,7 +41,17 @@ BIG = 2 ** 133  # at this size a 129-bit float's spacing is 2**5 = 32: +1 and +2
     ("[1, 2]", "[1,2]", False),
 ])
 def test_execeval_rules(expected: str, actual: str, matches: bool) -> None:
-    assert output_matches(expected, actual) is matches
+    assert output_matches(expected, actual, "execeval") is matches
+
+
+@pytest.mark.parametrize(("expected", "actual", "matches"), [
+    ("5", "nan", False), ("nan", "5", False), ("-3.5 2", "nan nan", False),  # a NaN is no number but a NaN
+    ("nan", "NaN", True), ("nan", "nan", True),
+    ("0.1", "0.1000000000001", True), ("YES", "yes", True), ("inf", "-inf", False),  # the other rules stay
+])
+def test_strict_rules_drop_only_the_nan_rule(expected: str, actual: str, matches: bool) -> None:
+    assert output_matches(expected, actual) is matches  # strict: the default
+    assert output_matches(expected, actual, "execeval") is (matches or "nan" in (expected + actual).lower())
 
 
 def test_several_accepted_outputs_and_carriage_returns() -> None:

@@ -77,7 +77,7 @@ def test_rejudging_mapcoder_released_apps_runs(data_dir) -> None:
 
 
 def test_importing_them_names_the_loaders_problems(data_dir) -> None:
-    from sotacheck.audit.importers import import_mapcoder
+    from sotacheck.audit.importers.mapcoder import import_mapcoder
 
     table, manifest = import_mapcoder(data_dir / "published-runs/mapcoder/ChatGPT/APPS")
     apps = load_dataset("apps", data_dir)

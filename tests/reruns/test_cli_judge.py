@@ -140,3 +140,49 @@ def test_canonical_on_a_benchmark_without_solutions_is_an_error(tmp_path, data_d
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "397 of 397 problems of mbpp-mapcoder have no canonical solution" in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_repeat_lists_the_problems_whose_verdict_changes(tmp_path, data_dir) -> None:
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n")
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--repeat", "3", "--json",
+               data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["repeat"] == {"n": 3, "flaky": {}}  # the same code, the same verdicts
+
+
+def test_flaky_problems_are_those_whose_statuses_differ() -> None:
+    from types import SimpleNamespace
+
+    from sotacheck.api import flaky_problems
+
+    def report(*statuses: str) -> SimpleNamespace:
+        return SimpleNamespace(verdicts=[SimpleNamespace(problem_id=f"P/{i}", status=s) for i, s in enumerate(statuses)])
+
+    judged = [report("passed", "failed", "timeout"), report("passed", "failed", "passed")]
+    assert flaky_problems(judged) == {"P/2": ["timeout", "passed"]}  # type: ignore[arg-type]
+
+
+def test_audit_tests_lists_weak_tests_with_the_program_that_passed(data_dir) -> None:
+    done = run("judge", "--dataset", "humaneval", "--audit-tests", "--json", data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    audit = json.loads(done.stdout)
+    assert audit["problems"] == 164 and audit["programs_run"] > 164 * 14
+    rows = {(s["task_id"], s["kind"]): s["program"] for s in audit["suspects"]}
+    assert rows[("HumanEval/34", "constant")] == "return [0, 2, 3, 5, 9, 123]"  # unique(): one assert only
+    assert ("HumanEval/33", "self-comparison") in rows and ("HumanEval/88", "canonical, input mutated") in rows
+
+
+def test_relative_timeout_is_each_problems_own_and_recorded(tmp_path, data_dir) -> None:
+    """EvalPlus's rule, max(4 s, 4 x the canonical solution's time): HumanEval's canonical solutions take
+    milliseconds, so every limit is the 4 s floor; a program slower than that times out at it."""
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"}) + "\n"
+                       + json.dumps({"task_id": "HumanEval/4", "completion": "    while True:\n        pass\n"}) + "\n")
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--relative-timeout", "--json",
+               data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)["results"]
+    assert [r["status"] for r in results] == ["passed", "timeout"]
+    assert [r["test_timeout_s"] for r in results] == [4.0, 4.0]
+    assert "4 s wall limit" in results[1]["message"]

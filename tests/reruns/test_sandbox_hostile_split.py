@@ -327,8 +327,9 @@ class _Pool:
     """``judge_hidden``'s pool interface on this module's slot."""
 
     def run(self, code: str, tests: tuple[str, ...], *, setup: str = "", entry_point: str | None = None,
-            helpers: str = ""):
-        return execute(code, tests, setup=setup, entry_point=entry_point, limits=LIMITS, slot=SLOT, helpers=helpers)
+            helpers: str = "", names: tuple[str, ...] = ()):
+        return execute(code, tests, setup=setup, entry_point=entry_point, limits=LIMITS, slot=SLOT, helpers=helpers,
+                       names=names)
 
 
 def test_the_judges_environment_is_not_the_candidates(monkeypatch: pytest.MonkeyPatch) -> None:

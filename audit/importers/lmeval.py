@@ -28,8 +28,9 @@ from typing import Any
 
 import pandas as pd
 
-from sotacheck.audit.importers import _jsonl_rows
-from sotacheck.audit.importers_sniff import guess_format, sniff
+from sotacheck.audit.importers.base import FunctionImporter, ImportOptions, Result
+from sotacheck.audit.importers.helpers import jsonl_rows, renamed
+from sotacheck.audit.importers.sniff import first_document, guess_format, sniff
 from sotacheck.core.outcomes import OutcomeError
 from sotacheck.core.provenance import file_sha256
 
@@ -95,7 +96,7 @@ def read_results(file: Path) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise OutcomeError(f"{file}: not an lm-eval results file: invalid JSON ({exc})") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("results"), dict):
-        raise OutcomeError(f"{file}: not an lm-eval results file (no `results` object){guess_format(file, payload)}")
+        raise OutcomeError(f"{file}: not an lm-eval results file (no `results` object){guess_format(file)}")
     return {key: payload[key] for key in _KEPT if key in payload}
 
 
@@ -186,10 +187,10 @@ def import_lmeval(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
                  "results": str(log.results) if log.results else None}
         arms: set[str] = set()
         count = 0
-        for number, row in _jsonl_rows(log.samples):
+        for number, row in jsonl_rows(log.samples):
             where = f"{log.samples}:{number}"
             if "doc_id" not in row:
-                raise OutcomeError(f"{where}: no `doc_id` (not an lm-eval sample line){guess_format(log.samples, row)}")
+                raise OutcomeError(f"{where}: no `doc_id` (not an lm-eval sample line){guess_format(log.samples)}")
             metric = _verdict_metric(row, where)
             value = row.get(metric)
             if isinstance(value, bool) or value not in (0, 1):
@@ -210,3 +211,17 @@ def import_lmeval(path: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
         model, endpoint = identities.pop()
         fields["model_identity"] = {"model": model, "endpoint": endpoint}
     return pd.DataFrame(rows), fields
+
+
+def _recognises(path: Path) -> bool:
+    document = first_document(path)
+    return isinstance(document, dict) and "doc_id" in document and ("resps" in document or "filtered_resps" in document)
+
+
+def _read(path: Path, options: ImportOptions) -> Result:
+    table, fields = import_lmeval(path)
+    return renamed(table, options.arm, options.dataset), fields
+
+
+IMPORTER = FunctionImporter("lm-eval", "lm-evaluation-harness samples_*.jsonl (or --output_path)",
+                            frozenset({"arm", "dataset"}), _recognises, _read)

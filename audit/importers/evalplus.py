@@ -30,14 +30,14 @@ from typing import Any
 
 import pandas as pd
 
-from sotacheck.audit.importers import (
-    _files,
-    _uncompressed_sha256,
+from sotacheck.audit.importers.base import FunctionImporter
+from sotacheck.audit.importers.helpers import files_of, uncompressed_sha256
+from sotacheck.audit.importers.mapcoder import (
     mapcoder_arm_columns,
     mapcoder_file_identity,
     mapcoder_file_sampling,
 )
-from sotacheck.audit.importers_sniff import guess_format
+from sotacheck.audit.importers.sniff import first_document, guess_format
 from sotacheck.core.errors import UsageError
 from sotacheck.core.outcomes import OutcomeError
 from sotacheck.core.provenance import file_sha256
@@ -107,7 +107,7 @@ def read_eval_results(file: Path) -> tuple[dict[str, Any], list[EvalPlusVerdict]
         raise OutcomeError(f"{file}: not an EvalPlus eval_results.json: invalid JSON{where} "
                            f"({getattr(exc, 'msg', exc)}){guess_format(file)}") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("eval"), dict):
-        raise OutcomeError(f"{file}: not an EvalPlus eval_results.json (no `eval` object){guess_format(file, payload)}")
+        raise OutcomeError(f"{file}: not an EvalPlus eval_results.json (no `eval` object){guess_format(file)}")
     if not payload["eval"]:
         raise OutcomeError(f"{file}: the `eval` object has no tasks")
     verdicts: list[EvalPlusVerdict] = []
@@ -191,7 +191,7 @@ def import_evalplus(path: str | Path, arm: str | None = None, dataset: str | Non
         an endpoint, so no ``model_identity``), EvalPlus's ``date`` and dataset ``hash``, and the samples
         file beside it, where there is one, with its SHA-256.
     """
-    files = _files(Path(path), "*eval_results.json", "*eval_results.json.gz")
+    files = files_of(Path(path), "*eval_results.json", "*eval_results.json.gz")
     if arm is not None and len(files) > 1:
         raise UsageError(f"--arm names one arm, but the folder holds {len(files)} result files: {path}")
     rows: list[dict[str, Any]] = []
@@ -206,12 +206,12 @@ def import_evalplus(path: str | Path, arm: str | None = None, dataset: str | Non
         if model:  # MapCoder's name also records the sampling (…-Python3-0-1: temperature 0, pass@1)
             source["sampling"] = mapcoder_file_sampling(file.name.replace("_eval_results.json", ".jsonl")) or None
         if file.suffix == ".gz":
-            source["uncompressed_sha256"] = _uncompressed_sha256(file)
+            source["uncompressed_sha256"] = uncompressed_sha256(file)
         samples = file.with_name(file.name.replace("_eval_results.json", ".jsonl"))
         if samples != file and samples.is_file():
             source["samples"] = {"file": str(samples), "sha256": file_sha256(samples)}
             if samples.suffix == ".gz":
-                source["samples"]["uncompressed_sha256"] = _uncompressed_sha256(samples)
+                source["samples"]["uncompressed_sha256"] = uncompressed_sha256(samples)
         sources.append(source)
         # A MapCoder-named file's arm is structured as the mapcoder importer does (MapCoder-5-5: k=5, t=5).
         identity = mapcoder_arm_columns(name) if model else {"arm": name, "pipeline": name}
@@ -225,3 +225,14 @@ def import_evalplus(path: str | Path, arm: str | None = None, dataset: str | Non
     if any(row.get("pipeline") == "MapCoder" and "param.k" in row for row in rows):
         fields["pipeline_defaults"] = {"MapCoder": {"k": 5, "t": 5}}  # as import_mapcoder says
     return pd.DataFrame(rows), fields
+
+
+def _recognises(path: Path) -> bool:
+    document = first_document(path)
+    return (isinstance(document, dict) and isinstance(document.get("eval"), dict)
+            and not ("task" in document["eval"] and "version" in document))  # that is an Inspect log
+
+
+IMPORTER = FunctionImporter(
+    "evalplus", "EvalPlus *eval_results.json (or a folder): base and plus", frozenset({"arm", "dataset"}),
+    _recognises, lambda path, options: import_evalplus(path, arm=options.arm, dataset=options.dataset))

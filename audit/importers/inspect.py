@@ -27,7 +27,9 @@ from typing import Any
 
 import pandas as pd
 
-from sotacheck.audit.importers_sniff import ZIP_MAGIC, guess_format
+from sotacheck.audit.importers.base import FunctionImporter, ImportOptions, Result
+from sotacheck.audit.importers.helpers import renamed
+from sotacheck.audit.importers.sniff import ZIP_MAGIC, first_document, guess_format, head_bytes
 from sotacheck.core.outcomes import OutcomeError, require_file
 from sotacheck.core.provenance import file_sha256
 
@@ -98,7 +100,7 @@ def _json_kind(file: Path) -> str | None:
         where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         return f"{file}: not an Inspect log: invalid JSON{where}"
     if not (isinstance(payload, dict) and isinstance(payload.get("eval"), dict) and "task" in payload["eval"]):
-        return f"{file}: not an Inspect log (no `eval` spec with a `task`){guess_format(file, payload)}"
+        return f"{file}: not an Inspect log (no `eval` spec with a `task`){guess_format(file)}"
     return None
 
 
@@ -117,6 +119,9 @@ def _read_eval_zip(file: Path) -> dict[str, Any]:
                        if name.startswith(_SAMPLES_DIR) and name.endswith(".json")]
     except (zipfile.BadZipFile, OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise OutcomeError(f"{file}: cannot read as an Inspect log ({type(exc).__name__}: {exc})") from None
+    except NotImplementedError:  # Inspect writes zstd-compressed members; Python's zipfile reads them from 3.14
+        raise OutcomeError(f"{file}: its members are compressed with a method Python's zipfile cannot read; "
+                           f"install inspect_ai (pip install 'sotacheck[tools]') to read it") from None
     log["samples"] = sorted(samples, key=lambda s: (s.get("epoch", 0), str(s.get("id"))))
     return log
 
@@ -234,3 +239,20 @@ def _row(sample: dict[str, Any], file: Path, model: str, task: str, dataset: str
     if value not in (0.0, 1.0):
         raise OutcomeError(f"{where}: scorer {scorer!r} gave {score['value']!r}, not a pass/fail verdict")
     return {**row, "passed": value == 1.0, "status": None, "score_value": json.dumps(score["value"])}
+
+
+def _recognises(path: Path) -> bool:
+    if head_bytes(path) == ZIP_MAGIC:
+        return True
+    document = first_document(path)
+    return isinstance(document, dict) and isinstance(document.get("eval"), dict) and "task" in document["eval"] \
+        and "version" in document
+
+
+def _read(path: Path, options: ImportOptions) -> Result:
+    table, fields = import_inspect(path)
+    return renamed(table, options.arm, options.dataset), fields
+
+
+IMPORTER = FunctionImporter("inspect", "Inspect AI log, .eval or .json (or a log folder)",
+                            frozenset({"arm", "dataset"}), _recognises, _read)

@@ -1,0 +1,258 @@
+"""The statistical checks of a margin claim, each answering one question from what was published.
+
+Problem sampling: ``paired-counts`` (exact McNemar on published discordant counts), ``paired-reconstruction``
+(the feasible range of the exact McNemar p over every discordance compatible with the totals),
+``two-proportions`` (Fisher's exact test, the unpaired and conservative reading). Run-to-run spread:
+``margin-vs-single`` (t over the runs; added evidence only: the runs share the same problems).
+``minimum-detectable-difference``: the smallest difference the benchmark could have detected.
+Which of them decides is :mod:`sotacheck.audit.claims`' rule.
+
+References
+----------
+.. [1] Fagerland, M. W., Lydersen, S., Laake, P. (2013). The McNemar test for binary matched-pairs data:
+       mid-p and asymptotic are better than exact conditional. BMC Med. Res. Methodol. 13:91.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+
+from sotacheck.audit.claim_model import Claim, Side
+from sotacheck.audit.paired import mcnemar_exact
+from sotacheck.audit.power import mdd_paired_exact, mdd_unpaired
+from sotacheck.core.errors import InputError
+
+Verdict = Literal["supported", "not significant", "unverifiable from what was published", "contradicted"]
+SUPPORTED: Verdict = "supported"
+NOT_SIGNIFICANT: Verdict = "not significant"
+UNVERIFIABLE: Verdict = "unverifiable from what was published"
+CONTRADICTED: Verdict = "contradicted"
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check of a claim: the question it answers, its one-line result and what it alone would conclude.
+
+    ``verdict`` is None for a check that informs without concluding (the minimum detectable difference of a
+    margin, a baseline that is another method)."""
+
+    name: str
+    question: str
+    result: str
+    verdict: Verdict | None
+    pvalue: float | None = None
+    numbers: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "question": self.question, "result": self.result, "verdict": self.verdict,
+                "pvalue": self.pvalue, "numbers": self.numbers, "notes": list(self.notes)}
+
+
+def pp(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def _significance(pvalue: float, direction: float) -> Verdict:
+    if pvalue >= ALPHA:
+        return NOT_SIGNIFICANT
+    return SUPPORTED if direction > 0 else CONTRADICTED
+
+
+def solved(value: float, n: int) -> int:
+    """The number of problems a published percentage of ``n`` stands for."""
+    return round(value / 100 * n)
+
+
+def is_rate(side: Side | None) -> bool:
+    return side is not None and side.value is not None and side.unit == "percent"
+
+
+def paired_counts(claim: Claim) -> CheckResult:
+    assert claim.discordant is not None
+    b, c = claim.discordant.b, claim.discordant.c
+    p = mcnemar_exact(b, c).pvalue
+    return CheckResult(
+        "paired-counts", "On the same problems, does the method solve significantly more than the baseline? "
+        "(exact McNemar on the published discordant counts)",
+        f"{b} problems solved only by the method, {c} only by the baseline: exact McNemar p = {p:.3g}.",
+        _significance(p, b - c), p, {"b": b, "c": c, "n": claim.n})
+
+
+def _net_and_bounds(claim: Claim) -> tuple[int, int, int, dict[str, Any]]:
+    """The net gain in problems and the range of c (problems only the baseline solved) the totals allow."""
+    assert claim.n is not None
+    n = claim.n
+    if is_rate(claim.baseline) and is_rate(claim.method):
+        assert claim.baseline is not None and claim.baseline.value is not None and claim.method.value is not None
+        ka, kb = solved(claim.method.value, n), solved(claim.baseline.value, n)
+        net, high = ka - kb, min(kb, n - ka)
+        numbers: dict[str, Any] = {"method_solved": ka, "baseline_solved": kb}
+    else:
+        assert claim.margin is not None
+        net = round(n * claim.margin / 100)
+        high = (n - net) // 2  # b + c = 2c + net <= n
+        numbers = {"gain_pp": claim.margin}
+    low = max(0, -net)
+    if claim.regressions is not None:
+        low, high = max(low, math.ceil(claim.regressions.low)), min(high, math.floor(claim.regressions.high))
+        if low > high:
+            raise InputError(f"claim {claim.id!r}: field `regressions`: {claim.regressions.low:g}–"
+                             f"{claim.regressions.high:g} regressions are impossible with a net gain of {net} "
+                             f"problems of {n}")
+    return net, low, high, numbers
+
+
+def feasible_mcnemar(net: int, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(b, c, exact two-sided McNemar p) for every c in [low, high] with b = c + net.
+
+    At p = 1/2 the two-sided binomial test (``scipy.stats.binomtest``) is min(1, 2·P(X ≤ min(b, c))),
+    evaluated here for all c at once."""
+    c = np.arange(low, high + 1)
+    b = c + net
+    total = b + c
+    p = np.where(total > 0, np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(b, c), np.maximum(total, 1), 0.5)), 1.0)
+    return b, c, p
+
+
+def paired_reconstruction(claim: Claim) -> CheckResult:
+    assert claim.n is not None
+    n = claim.n
+    net, low, high, numbers = _net_and_bounds(claim)
+    b, c, p = feasible_mcnemar(net, low, high)
+    p_low, p_high = float(p.min()), float(p.max())
+    at_low, at_high = int(np.argmin(p)), int(np.argmax(p))
+    numbers |= {"n": n, "net_problems": net, "c_range": [low, high], "p_range": [p_low, p_high],
+                "most_significant": {"b": int(b[at_low]), "c": int(c[at_low])},
+                "least_significant": {"b": int(b[at_high]), "c": int(c[at_high])}}
+    if p_high < ALPHA:
+        verdict = _significance(p_high, net)
+    elif p_low >= ALPHA:
+        verdict = NOT_SIGNIFICANT
+    else:
+        verdict = UNVERIFIABLE
+    source = "the published regressions" if claim.regressions is not None else "the totals"
+    spread = (f"p = {p_low:.3g} for every one" if p_low == p_high else
+              f"p = {p_low:.3g} (b = {b[at_low]}, c = {c[at_low]}) to {p_high:.3g} (b = {b[at_high]}, c = {c[at_high]})")
+    result = (f"a net {net:+d} problems of {n}; over the {high - low + 1} discordances {source} allow "
+              f"(c = {low}–{high} problems lost, b = c {'+' if net >= 0 else '−'} {abs(net)}), exact McNemar {spread}.")
+    return CheckResult("paired-reconstruction", "Whatever the unpublished pairing of problems, is the paired test "
+                       "significant? (feasible range of the exact McNemar p)", result[0].upper() + result[1:],
+                       verdict, p_high, numbers)
+
+
+def two_proportions(claim: Claim) -> CheckResult:
+    assert claim.n is not None and claim.baseline is not None
+    assert claim.method.value is not None and claim.baseline.value is not None
+    m, base, n = claim.method.value, claim.baseline.value, claim.n
+    ka, kb = solved(m, n), solved(base, n)
+    p = float(stats.fisher_exact([[ka, n - ka], [kb, n - kb]]).pvalue)
+    notes = tuple(f"{pp(v)} is not k/{n} for any k: check the number or the n" for side, v in
+                  ((claim.method, m), (claim.baseline, base)) if (side.runs or 1) == 1 and not _achievable(v, n))
+    return CheckResult(
+        "two-proportions", "Read as two independent samples of the benchmark's problems, is the difference "
+        "significant? (Fisher's exact test: the conservative bound)",
+        f"{pp(m)} vs {pp(base)} on n = {n} is {ka} vs {kb} problems ({ka - kb:+d}, one problem = {100 / n:.2f} pp): "
+        f"Fisher's exact p = {p:.3g}.", _significance(p, ka - kb), p,
+        {"method": m, "baseline": base, "n": n, "method_solved": ka, "baseline_solved": kb,
+         "margin_problems": ka - kb, "one_problem_pp": 100 / n}, notes)
+
+
+def _achievable(value: float, n: int) -> bool:
+    """Whether some k/n rounds to the published one-decimal percentage."""
+    k = solved(value, n)
+    return any(abs(100 * j / n - value) <= 0.05 + 1e-9 for j in (k - 1, k, k + 1) if 0 <= j <= n)
+
+
+def _readings(side: Side) -> dict[str, float]:
+    """The standard deviation over the runs under each reading of the published spread."""
+    assert side.spread is not None and side.runs is not None
+    readings = {"sd": side.spread, "se": side.spread * math.sqrt(side.runs)}
+    return {kind: readings[kind] for kind in ((side.spread_kind,) if side.spread_kind in ("sd", "se") else ("sd", "se"))}
+
+
+def margin_vs_single(claim: Claim) -> CheckResult:
+    assert claim.baseline is not None and claim.method.value is not None and claim.baseline.value is not None
+    method, base = claim.method, claim.baseline
+    m, b, runs = float(claim.method.value), float(claim.baseline.value), int(method.runs or 1)
+    pvalues: dict[str, float] = {}
+    numbers: dict[str, Any] = {"method": m, "baseline": b, "margin_pp": m - b, "runs": runs, "spread": method.spread}
+    paired_with_runs = (base.runs or 1) >= 2
+    for kind, sd in _readings(method).items():
+        for base_kind, base_sd in (_readings(base).items() if paired_with_runs else [("", 0.0)]):
+            label = kind + (f"/{base_kind}" if base_kind else "")
+            if paired_with_runs:
+                test = stats.ttest_ind_from_stats(m, sd, runs, b, base_sd, int(base.runs or 1), equal_var=False)
+                t, p = float(test.statistic), float(test.pvalue)
+            else:
+                t = (m - b) / (sd / math.sqrt(runs))
+                p = float(2 * stats.t.sf(abs(t), runs - 1))
+            pvalues[label] = p
+            numbers[f"t_if_{label}"], numbers[f"p_if_{label}"] = t, p
+    best, worst = min(pvalues.values()), max(pvalues.values())
+    if worst < ALPHA:
+        verdict = _significance(worst, m - b)
+    elif best >= ALPHA:
+        verdict = NOT_SIGNIFICANT
+    else:
+        verdict = UNVERIFIABLE
+    test_name = "Welch's t over both sides' runs" if paired_with_runs else f"one-sample t over the runs, df = {runs - 1}"
+    reading = f"p = {best:.3g}" if len(pvalues) == 1 else f"p = {best:.3g} to {worst:.3g} over the readings of ±{method.spread}"
+    notes = []
+    if len(pvalues) > 1:
+        notes.append("the paper does not say whether the spread is an SD or an SE: "
+                     + ", ".join(f"p = {p:.3g} if {k.upper()}" for k, p in pvalues.items()))
+    if claim.n is not None:
+        rate = m / 100
+        problem_se = 100 * math.sqrt(rate * (1 - rate) / claim.n)
+        numbers |= {"problem_sampling_se_pp": problem_se, "one_problem_pp": 100 / claim.n}
+        notes.append(f"±{method.spread} over {runs} runs is run-to-run spread on the same {claim.n} problems; the "
+                     f"problem-sampling SE at {pp(m)} % with n = {claim.n} is {problem_se:.2f} pp")
+    return CheckResult(
+        "margin-vs-single", "Is the margin larger than run-to-run noise? (added evidence only: the runs share the "
+        "same problems, so this cannot decide a claim about the benchmark)",
+        f"{pp(m)} ± {method.spread} ({runs} runs) vs {pp(b)}: {test_name}, {reading}.", verdict, best, numbers,
+        tuple(notes))
+
+
+_mdd_paired = lru_cache(maxsize=256)(mdd_paired_exact)  # the same n and discordance recur across a registry
+
+
+def minimum_detectable(claim: Claim, discordance: float | None = None) -> CheckResult:
+    """The smallest difference the benchmark detects with 80 % power at α = 0.05; for published differences
+    reported without tests (``differences``), whether they could be resolved at all."""
+    assert claim.n is not None
+    n = claim.n
+    rated = next((side for side in (claim.baseline, claim.method) if side is not None and is_rate(side)), None)
+    at = rated.value if rated is not None and rated.value is not None else 50.0
+    unpaired = mdd_unpaired(n, at / 100)
+    numbers: dict[str, Any] = {"n": n, "at_pp": at, "unpaired_up_pp": 100 * unpaired.up,
+                               "unpaired_down_pp": 100 * unpaired.down}
+    if discordance is not None and discordance > 0:
+        paired = {discordance: _mdd_paired(n, discordance)}
+    else:
+        paired = {psi: _mdd_paired(n, psi) for psi in (0.1, 0.2, 0.3)}
+    numbers["paired_pp_by_discordance"] = {f"{psi:.1%}": 100 * d if math.isfinite(d) else None
+                                           for psi, d in paired.items()}
+    paired_text = ", ".join((f"{100 * d:.1f} pp" if math.isfinite(d) else "none detectable") +
+                            f" at {psi:.1%} discordance" for psi, d in paired.items())
+    result = (f"At n = {n}, 80 % power at α = 0.05 needs a difference of +{100 * unpaired.up:.1f} / "
+              f"{100 * unpaired.down:.1f} pp unpaired (around {pp(at)} %), or paired {paired_text}.")
+    verdict: Verdict | None = None
+    if claim.differences is not None:
+        smallest = 100 * min(min(paired.values()), unpaired.up)
+        numbers["differences_pp"] = [claim.differences.low, claim.differences.high]
+        numbers["smallest_detectable_pp"] = smallest
+        verdict = UNVERIFIABLE
+        resolved = "cannot be resolved" if claim.differences.low < smallest else "could be resolved, but no test is published"
+        result += (f" The published {claim.differences.low:g}–{claim.differences.high:g} pp differences, reported "
+                   f"without tests, {resolved}.")
+    return CheckResult("minimum-detectable-difference", "What is the smallest difference this benchmark could have "
+                       "detected?", result, verdict, None, numbers)

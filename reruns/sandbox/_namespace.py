@@ -1,0 +1,115 @@
+"""The tests' namespace, and the watchdog that keeps the deadline while the tests run (standard library only;
+see ``_tester``).
+
+The tests see what the benchmark's own harness gives them of the program, and nothing else of the
+candidate's: the entry point, the problem's interface (``names`` in the job: MBPP/601's ``Pair``) and the
+prompt's own imports and helpers, run here (trusted code). A standard-library module a test reads without
+importing it (MBPP/596's ``sys``) is this process's own module, never one the candidate named.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import importlib
+import linecache
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from _strict import TEST_FILE
+
+_SIDE_EFFECT_MODULES = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
+_TEST_BUILTINS = dict(builtins.__dict__)
+
+
+def test_namespace(names: list[Any], job: dict[str, Any], is_module: Callable[[Any], bool]) -> dict[str, Any]:
+    """The namespace the tests run in, from the names the candidate process sent (see the module docstring)."""
+    test_ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": _TEST_BUILTINS}
+    entry_point = job.get("entry_point")
+    for name, value in names:
+        if name == entry_point or (not name.startswith("__") and name not in _TEST_BUILTINS and not is_module(value)):
+            test_ns[name] = value
+    for name in _stdlib_names_read(tuple(job["tests"]), job.get("setup") or ""):
+        if name not in test_ns:
+            module = _stdlib_module(name)
+            if module is not None:
+                test_ns[name] = module
+    if job.get("helpers"):
+        try:  # the prompt's own helpers, which the tests call, are trusted code: they run here
+            exec(_compiled_helpers(job["helpers"]), test_ns)
+        except Exception:
+            pass  # a prompt whose helpers do not run alone: the tests see the program's versions
+    return test_ns
+
+
+def _stdlib_module(name: str) -> Any:
+    """This process's own standard-library module ``name`` (imported if need be), or None."""
+    if name not in sys.stdlib_module_names or name in _SIDE_EFFECT_MODULES or name.startswith("_"):
+        return None
+    module = sys.modules.get(name)
+    if module is None:
+        try:
+            module = importlib.import_module(name)
+        except Exception:
+            return None
+    return module
+
+
+@functools.lru_cache(maxsize=1024)
+def _stdlib_names_read(tests: tuple[str, ...], setup: str) -> tuple[str, ...]:
+    """The standard-library module names the tests read without binding them."""
+    bound: set[str] = set()
+    read: set[str] = set()
+    for source in (*tests, setup):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+    return tuple(sorted(name for name in read - bound if name in sys.stdlib_module_names))
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled_helpers(source: str) -> Any:
+    filename = f"{TEST_FILE}[helpers]"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return compile(source, filename, "exec")
+
+
+# The deadline also holds inside the test code that runs here (a test that loops over what the candidate
+# returned, or keeps going after catching the end of the execution): between ``watch`` and ``unwatch`` a
+# timer checks it every 50 ms and, past it, raises ``Abort`` once (and again while test code still runs).
+_WATCH_INTERVAL_S = 0.05
+_WATCHED: list[Any] = [None]
+IN_TEST = [False]
+
+
+def _watchdog(signum: int, frame: Any) -> None:
+    session = _WATCHED[0]
+    if session is not None and (session.open or IN_TEST[0]):
+        now = time.monotonic()
+        if now >= min(session.problem_deadline, session.test_deadline):
+            raise session._deadline_passed(now)
+
+
+def watch(session: Any) -> None:
+    IN_TEST[0] = False
+    _WATCHED[0] = session
+    signal.setitimer(signal.ITIMER_REAL, _WATCH_INTERVAL_S, _WATCH_INTERVAL_S)
+
+
+def unwatch() -> None:
+    _WATCHED[0] = None
+    IN_TEST[0] = False
+    signal.setitimer(signal.ITIMER_REAL, 0, 0)
+
+
+signal.signal(signal.SIGALRM, _watchdog)

@@ -1,0 +1,107 @@
+"""``sotacheck compare`` and ``sotacheck claims -`` through the CLI: one verdict with its deciding test, and bad
+input as one line naming the field and the claim, exit 2, through files, standard input and arguments."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+PYCAPSULE = REPO / "data/claims/pycapsule.yaml"
+
+
+def _run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SOTACHECK, *args], input=stdin, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("extra", [[], ["--runs", "3", "--sd", "0.7"]])
+def test_compare_prints_one_verdict_with_its_deciding_test(extra: list[str]) -> None:
+    done = _run("compare", "96.5", "96.3", "--n", "164", *extra)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "NOT SIGNIFICANT (decided by paired-reconstruction, p = 1)"
+    assert sum(line.startswith(("SUPPORTED", "NOT SIGNIFICANT", "UNVERIFIABLE", "CONTRADICTED")) for line in lines) == 1
+    assert "two-proportions [not significant]" in done.stdout
+    assert ("margin-vs-single [not significant]" in done.stdout) == bool(extra)
+    assert any(line.startswith("smallest detectable difference: At n = 164") for line in lines)
+
+
+def test_compare_json_is_the_claims_verdict() -> None:
+    done = _run("compare", "92.7", "90.2", "--n", "164", "--runs", "3", "--sd", "0.8", "--json")
+    assert done.returncode == 0, done.stderr
+    verdict = json.loads(done.stdout)
+    assert (verdict["verdict"], verdict["deciding_check"]) == ("not significant", "paired-reconstruction")
+    assert {c["name"] for c in verdict["checks"]} >= {"paired-reconstruction", "two-proportions", "margin-vs-single",
+                                                      "minimum-detectable-difference"}
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["105", "96.3", "--n", "164"], "claim 'compare': field `A` (method.value): value 105 is a percentage outside "
+                                    "[0, 100]"),
+    (["96.5", "101", "--n", "164"], "claim 'compare': field `B` (baseline.value): value 101 is a percentage outside"),
+    (["96.5", "96.3", "--n", "0"], "claim 'compare': field `--n` (n): Input should be greater than 0"),
+    (["96.5", "96.3", "--n", "164", "--runs", "3"], "claim 'compare': field `--sd/--se/--spread` (method.spread): 3 "
+                                                    "runs given without a spread"),
+    (["96.5", "96.3", "--n", "164", "--sd", "0.7"], "field `--sd/--se/--spread` (method.spread): a spread (±0.7) "
+                                                    "needs `runs` of at least 2"),
+    (["96.5", "96.3", "--n", "164", "--runs", "3", "--sd", "1", "--se", "1"], "field `--sd/--se/--spread` "
+                                                                              "(method.spread_kind): give one of"),
+    (["96.5", "96.3", "--n", "164", "--discordant", "4"], "claim 'compare': field `--discordant`: expected B,C"),
+    (["96.5", "90.3", "--n", "164", "--discordant", "2,9"], "field `--discordant` (claim): discordant b − c = -7, "
+                                                            "but the two values differ by 10 problems of 164"),
+])
+def test_compare_bad_arguments_are_one_line_exit_2(args: list[str], message: str) -> None:
+    done = _run("compare", *args)
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert message in done.stderr
+
+
+def _pycapsule(patch: dict[str, object]) -> str:
+    registry = yaml.safe_load(PYCAPSULE.read_text())
+    registry["claims"][0].update(patch)
+    return yaml.safe_dump(registry, allow_unicode=True)
+
+
+@pytest.mark.parametrize(("patch", "message"), [
+    ({"method": {"name": "PyCapsule", "value": 106.5, "runs": 3, "spread": 0.7}},
+     "field `method.value`: value 106.5 is a percentage outside [0, 100]"),
+    ({"n": 0}, "field `n`: Input should be greater than 0"),
+    ({"method": {"name": "PyCapsule", "value": 96.5, "runs": 3}}, "field `method.spread`: 3 runs given without a spread"),
+    ({"method": {"name": "PyCapsule", "value": 96.5, "runs": 3, "spread": 0.7, "spread_kind": "std"}},
+     "field `method.spread_kind`: Input should be 'sd', 'se' or 'unknown'"),
+    ({"baseline": {"name": "AgentCoder", "value": 96.3, "runs": 1, "spread": 0.4}},
+     "field `baseline.spread`: a spread (±0.4) needs `runs` of at least 2"),
+])
+def test_bad_claims_on_stdin_name_the_claim_and_the_field(patch: dict[str, object], message: str) -> None:
+    done = _run("claims", "-", stdin=_pycapsule(patch))
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith(f"sotacheck: error: <stdin>: claim 'pycapsule-he-gpt4-vs-agentcoder': {message}")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("claims: [\n  - id: x\n", "<stdin>: registry: not valid YAML at line 2"),
+    ("%PDF-1.4 binary \t: :\n\x00", "<stdin>: registry: not valid YAML"),
+    ("just some words\n", "<stdin>: registry: not a claims file: expected a mapping with `paper` and `claims`, got a str"),
+    ("", "<stdin>: registry: not a claims file"),
+])
+def test_stdin_that_is_not_a_claims_yaml_is_one_line_exit_2(text: str, message: str) -> None:
+    done = _run("claims", "-", stdin=text)
+    assert done.returncode == 2 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+
+
+def test_claims_from_stdin_equal_claims_from_the_file() -> None:
+    from_file = _run("claims", str(PYCAPSULE), "--json")
+    from_stdin = _run("claims", "-", "--json", stdin=PYCAPSULE.read_text())
+    assert from_file.returncode == from_stdin.returncode == 0, from_stdin.stderr
+    assert json.loads(from_stdin.stdout) == json.loads(from_file.stdout)
+    text = _run("claims", "-", stdin=PYCAPSULE.read_text()).stdout
+    assert text.startswith("9 claims: ") and "— decided by paired-reconstruction" in text and "[decides" in text
