@@ -7,7 +7,7 @@ import contextlib
 import functools
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -201,3 +201,12 @@ def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None) -> 
                         dataset=DatasetInfo(name=report.dataset.name, content_hash=report.dataset.content_hash,
                                             sources=list(report.dataset.sources), problems=len(report.dataset)))
     return write_run(out, pd.DataFrame(rows), manifest, overwrite=True)
+
+
+def flaky_problems(reports: Sequence[JudgeReport]) -> dict[str, list[str]]:
+    """Each problem's status in every judgement of the same code, for the problems whose statuses differ."""
+    statuses: dict[str, list[str]] = {}
+    for report in reports:
+        for verdict in report.verdicts:
+            statuses.setdefault(verdict.problem_id, []).append(verdict.status)
+    return {problem: seen for problem, seen in statuses.items() if len(set(seen)) > 1}

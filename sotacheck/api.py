@@ -238,17 +238,10 @@ def claims_schema() -> dict[str, Any]:
 def dataset_sizes(claims: Sequence[Path | Registry], data_dir: str | Path | None) -> dict[str, int]:
     """Problem counts of the datasets that benchmark-size claims name (those that can be loaded)."""
     from sotacheck.audit.claim_registry import load_registry
-    from sotacheck.core.errors import SotacheckError
-    from sotacheck.reruns.benchmarks.loaders import load_dataset
+    from sotacheck.reruns.benchmarks.loaders import loadable_sizes
 
     registries = [load_registry(c) if isinstance(c, Path) else c for c in claims]
-    sizes = {}
-    for name in {d for r in registries for c in r.claims if (d := getattr(c, "dataset", None))}:
-        try:
-            sizes[name] = len(load_dataset(name, data_dir))
-        except SotacheckError:
-            continue  # the claim then says the shipped copy could not be counted
-    return sizes
+    return loadable_sizes({d for r in registries for c in r.claims if (d := getattr(c, "dataset", None))}, data_dir)
 
 
 def import_logs(kind: str, path: str | Path, out: str | Path, arm: str | None = None, dataset: str | None = None,
@@ -330,11 +323,8 @@ def audit_tests(dataset: str, workers: int | None = None, test_timeout: float = 
 def flaky_problems(reports: Sequence[JudgeReport]) -> dict[str, list[str]]:
     """The problems whose verdict differs between judgements of the same code (``judge --repeat N``): each
     problem's status in every judgement, for those whose statuses are not all the same."""
-    statuses: dict[str, list[str]] = {}
-    for report in reports:
-        for verdict in report.verdicts:
-            statuses.setdefault(verdict.problem_id, []).append(verdict.status)
-    return {problem: seen for problem, seen in statuses.items() if len(set(seen)) > 1}
+    from sotacheck.reruns.judging import flaky_problems as flaky
+    return flaky(reports)
 
 
 def _reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:

@@ -332,3 +332,15 @@ def check_hub_id(name: str, hub_id: str | None) -> None:
     if hub_id and name not in HUB_DATASETS:
         raise InputError(f"--hub-id {hub_id!r}: dataset {name!r} is not read from a hub (only "
                              f"{', '.join(sorted(HUB_DATASETS))} are)")
+
+
+def loadable_sizes(names: Iterable[str], data_dir: DataDir = None) -> dict[str, int]:
+    """The problem count of each dataset of ``names`` that can be loaded (the others are left out: a claim
+    about one then says its shipped copy could not be counted)."""
+    sizes = {}
+    for name in names:
+        try:
+            sizes[name] = len(load_dataset(name, data_dir))
+        except SotacheckError:
+            continue
+    return sizes
