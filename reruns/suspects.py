@@ -27,8 +27,13 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from sotacheck.core import pyast
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+
+if TYPE_CHECKING:
+    from sotacheck.reruns.sandbox.pool import SandboxPool
 
 CONSTANTS = ("None", "0", "1", "-1", "True", "False", '""', "[]", "()", "{}", "0.0")
 _FORBIDS_MUTATION = re.compile(r"(don'?t|do not|never|without) (change|chang|modify|modif|mutat)", re.IGNORECASE)
@@ -88,7 +93,7 @@ def _parameters(problem: Problem) -> list[str] | None:
     """The entry point's parameter names, from the prompt or the canonical solution."""
     for source in (problem.prompt, f"{problem.prompt}{problem.canonical_solution or ''}", problem.canonical_solution or ""):
         try:
-            tree = ast.parse(source)
+            tree = pyast.parse(source)
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -117,7 +122,7 @@ def _test_nodes(problem: Problem) -> Iterator[ast.AST]:
     """Every syntax node of the problem's hidden tests (a test that does not parse has none)."""
     for test in problem.hidden_tests:
         try:
-            yield from ast.walk(ast.parse(test))
+            yield from ast.walk(pyast.parse(test))
         except SyntaxError:
             continue
 
@@ -128,7 +133,7 @@ def _compared_literals(problem: Problem, most: int = 8) -> list[str]:
     for node in _test_nodes(problem):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
             try:
-                value = ast.literal_eval(node.comparators[0])
+                value = pyast.literal_eval(node.comparators[0])
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
             text = repr(value)
@@ -176,13 +181,13 @@ def self_comparing(problem: Problem) -> bool:
     return False
 
 
-def audit_dataset(pool: object, data: Dataset) -> SuspectReport:
-    """Run every wrong program of every function problem of ``data`` through ``pool`` (a ``SandboxPool``)."""
+def audit_dataset(pool: SandboxPool, data: Dataset) -> SuspectReport:
+    """Run every wrong program of every function problem of ``data`` through ``pool``."""
     from sotacheck.reruns.sandbox.judge import judge_hidden
 
     problems = [p for p in data.problems if p.kind == "function"]
     jobs = [(p, w) for p in problems for w in wrong_programs(p)]
-    verdicts = list(pool.map(lambda job: judge_hidden(pool, job[0], job[1].completion).passed, jobs))  # type: ignore[attr-defined]
+    verdicts = [result.passed for result in pool.map(lambda job: judge_hidden(pool, job[0], job[1].completion), jobs)]
     suspects: dict[tuple[str, str], Suspect] = {}
     for (problem, wrong), passed in zip(jobs, verdicts, strict=True):
         key = (problem.id, wrong.kind)

@@ -25,8 +25,10 @@ def parse(source: str, filename: str = "<unknown>") -> ast.Module:
         return ast.parse(source, filename)
 
 
-def literal_eval(source: str) -> Any:
-    """``ast.literal_eval(source)``, its parse one thread at a time."""
+def literal_eval(source: str | ast.AST) -> Any:
+    """``ast.literal_eval(source)``, its parse one thread at a time (a node already parsed needs no lock)."""
+    if isinstance(source, ast.AST):
+        return ast.literal_eval(source)
     with _PARSING:
         tree = ast.parse(source.lstrip(" \t"), mode="eval")
     return ast.literal_eval(tree)
