@@ -21,8 +21,8 @@ from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
+from sotacheck.audit import distributions as dist
 from sotacheck.audit.claim_model import Claim, Side
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.audit.power import mdd_paired_exact, mdd_unpaired
@@ -118,7 +118,7 @@ def feasible_mcnemar(net: int, low: int, high: int) -> tuple[np.ndarray, np.ndar
     c = np.arange(low, high + 1)
     b = c + net
     total = b + c
-    p = np.where(total > 0, np.minimum(1.0, 2 * stats.binom.cdf(np.minimum(b, c), np.maximum(total, 1), 0.5)), 1.0)
+    p = dist.binom_two_sided_half(b, total)
     return b, c, p
 
 
@@ -153,7 +153,7 @@ def two_proportions(claim: Claim) -> CheckResult:
     assert claim.method.value is not None and claim.baseline.value is not None
     m, base, n = claim.method.value, claim.baseline.value, claim.n
     ka, kb = solved(m, n), solved(base, n)
-    p = float(stats.fisher_exact([[ka, n - ka], [kb, n - kb]]).pvalue)
+    p = dist.fisher_exact_two_sided([[ka, n - ka], [kb, n - kb]])
     notes = tuple(f"{pp(v)} is not k/{n} for any k: check the number or the n" for side, v in
                   ((claim.method, m), (claim.baseline, base)) if (side.runs or 1) == 1 and not _achievable(v, n))
     return CheckResult(
@@ -189,11 +189,10 @@ def margin_vs_single(claim: Claim) -> CheckResult:
         for base_kind, base_sd in (_readings(base).items() if paired_with_runs else [("", 0.0)]):
             label = kind + (f"/{base_kind}" if base_kind else "")
             if paired_with_runs:
-                test = stats.ttest_ind_from_stats(m, sd, runs, b, base_sd, int(base.runs or 1), equal_var=False)
-                t, p = float(test.statistic), float(test.pvalue)
+                t, p = dist.welch_from_stats(m, sd, runs, b, base_sd, int(base.runs or 1))
             else:
                 t = (m - b) / (sd / math.sqrt(runs))
-                p = float(2 * stats.t.sf(abs(t), runs - 1))
+                p = dist.t_two_sided(t, runs - 1)
             pvalues[label] = p
             numbers[f"t_if_{label}"], numbers[f"p_if_{label}"] = t, p
     best, worst = min(pvalues.values()), max(pvalues.values())

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scipy import stats
-
+from sotacheck.audit import distributions as dist
 from sotacheck.audit.claim_checks import (
     ALPHA,
     CONTRADICTED,
@@ -115,7 +114,7 @@ def reproduction(claim: Claim) -> CheckResult:
     assert claim.method.value is not None and claim.reproduction.value is not None
     m, r, n = claim.method.value, claim.reproduction.value, claim.n
     km, kr = solved(m, n), solved(r, n)
-    p = float(stats.fisher_exact([[km, n - km], [kr, n - kr]]).pvalue)
+    p = dist.fisher_exact_two_sided([[km, n - km], [kr, n - kr]])
     numbers = {"reported": m, "reproduced": r, "n": n}
     notes = (claim.reproduction.note,) if claim.reproduction.note else ()
     question = "Does an independent reproduction reach the reported number? (Fisher's exact test)"

@@ -9,10 +9,14 @@ leaderboard's runs were not given.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sotacheck.audit.claim_checks import CONTRADICTED, NOT_SIGNIFICANT, SUPPORTED, CheckResult
 from sotacheck.audit.claim_model import RankClaim
 from sotacheck.core.errors import InputError
-from sotacheck.core.rundir import Run
+
+if TYPE_CHECKING:  # pandas (the run directory's tables) only when a rank claim is checked
+    from sotacheck.core.rundir import Run
 
 QUESTION = ("Is the system alone in the top group: do the pairwise tests (Holm over all pairs of the leaderboard) "
             "leave every other system beaten by some system?")

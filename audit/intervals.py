@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from sotacheck.core.errors import ArgumentError
 
@@ -122,6 +121,8 @@ class ClusteredPassRate:
             return self.confidence_interval(confidence_level, "wilson-deff")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            from scipy import stats  # scipy.stats takes about 1 s to import: only for a bootstrap
+
             result = stats.bootstrap((self.problem_means,), np.mean, confidence_level=confidence_level,
                                      n_resamples=n_resamples, method="BCa" if method == "bca" else "percentile",
                                      vectorized=True, random_state=rng)

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
+from sotacheck.audit import distributions as dist
 from sotacheck.audit import signflip
 from sotacheck.audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
 from sotacheck.core.errors import ArgumentError
@@ -73,14 +73,16 @@ def mcnemar_exact(b: int, c: int, alternative: Alternative = "two-sided") -> McN
     n = b + c
     if n == 0:
         return McNemarResult(b, 1.0, 1.0, b, c, alternative)
-    p = float(stats.binomtest(b, n, 0.5, alternative=alternative).pvalue)
     if alternative == "two-sided":
+        p = float(dist.binom_two_sided_half(b, n))
         k = min(b, c)
-        midp = min(1.0, 2 * (stats.binom.cdf(k, n, 0.5) - 0.5 * stats.binom.pmf(k, n, 0.5)))
+        midp = min(1.0, float(2 * (dist.binom_cdf(k, n, 0.5) - 0.5 * dist.binom_pmf(k, n, 0.5))))
     elif alternative == "greater":
-        midp = stats.binom.sf(b, n, 0.5) + 0.5 * stats.binom.pmf(b, n, 0.5)
+        p = float(dist.binom_sf(b - 1, n, 0.5))
+        midp = float(dist.binom_sf(b, n, 0.5) + 0.5 * dist.binom_pmf(b, n, 0.5))
     else:
-        midp = stats.binom.cdf(b, n, 0.5) - 0.5 * stats.binom.pmf(b, n, 0.5)
+        p = float(dist.binom_cdf(b, n, 0.5))
+        midp = float(dist.binom_cdf(b, n, 0.5) - 0.5 * dist.binom_pmf(b, n, 0.5))
     return McNemarResult(b, p, float(midp), b, c, alternative)
 
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
+from sotacheck.audit import distributions as dist
 from sotacheck.core.errors import ArgumentError
 
 
@@ -38,11 +39,11 @@ def cohens_h_detectable(n: int, alpha: float = 0.05, power: float = 0.8) -> floa
     function that ``statsmodels.stats.power.NormalIndPower().solve_power(nobs1=n, ratio=1)`` solves (both
     rejection tails counted), solved here with scipy alone so that a quick ``sotacheck compare`` does not import
     statsmodels and pandas (tests/audit/test_claim_rule.py checks it against statsmodels)."""
-    z = stats.norm.isf(alpha / 2)
+    z = float(-dist.norm_ppf(alpha / 2))
     scale = np.sqrt(n / 2)
 
     def shortfall(h: float) -> float:
-        return float(stats.norm.sf(z - h * scale) + stats.norm.cdf(-z - h * scale) - power)
+        return float(dist.norm_sf(z - h * scale) + dist.norm_cdf(-z - h * scale) - power)
 
     return float(optimize.brentq(shortfall, 1e-9, 10.0, xtol=1e-12))
 
@@ -82,7 +83,7 @@ def mdd_paired_connor(n: int, discordance: float, alpha: float = 0.05, power: fl
     """Smallest |p10 − p01| detectable by McNemar (Connor's normal approximation, two-sided)."""
     _power_iv(n, alpha, power)
     _discordance_iv(discordance)
-    z_a, z_b = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+    z_a, z_b = float(dist.norm_ppf(1 - alpha / 2)), float(dist.norm_ppf(power))
 
     def excess(delta: float) -> float:
         return float((z_a * np.sqrt(discordance) + z_b * np.sqrt(discordance - delta**2)) ** 2 / delta**2 - n)
@@ -104,18 +105,16 @@ def exact_mcnemar_power(n: int, discordance: float, difference: float, alpha: fl
         raise ArgumentError(f"`difference` must satisfy |difference| <= discordance, got {difference}")
     q = (discordance + difference) / (2 * discordance)
     m = np.arange(1, n + 1)
-    weights = stats.binom.pmf(m, n, discordance)
+    weights = dist.binom_pmf(m, n, discordance)
     keep = weights > 1e-15
     m, weights = m[keep], weights[keep]
     # Rejection regions of the exact conditional test for every number m of discordant pairs at once.
     if alternative == "greater":
-        critical = stats.binom.isf(alpha, m, 0.5)  # reject when the count of p10 pairs exceeds this
-        critical = np.where(stats.binom.sf(critical - 1, m, 0.5) <= alpha, critical - 1, critical)
-        reject = stats.binom.sf(critical, m, q)
+        critical = dist.smallest_k_sf_at_most(alpha, m, 0.5)  # reject when the count of p10 pairs exceeds this
+        reject = dist.binom_sf(critical, m, q)
     else:
-        low = stats.binom.ppf(alpha / 2, m, 0.5)  # reject when min(k, m - k) <= low
-        low = np.where(stats.binom.cdf(low, m, 0.5) <= alpha / 2, low, low - 1)
-        reject = stats.binom.cdf(low, m, q) + stats.binom.sf(m - low - 1, m, q)
+        low = dist.largest_k_cdf_at_most(alpha / 2, m, 0.5)  # reject when min(k, m - k) <= low
+        reject = dist.binom_cdf(low, m, q) + dist.binom_sf(m - low - 1, m, q)
     return float(np.sum(weights * reject))
 
 
@@ -153,12 +152,12 @@ def sign_flip_power(n: int, second_moment: float, difference: float, alpha: floa
         raise ArgumentError(f"`second_moment` must be in (0, 1], got {second_moment}")
     if not abs(difference) <= np.sqrt(second_moment):
         raise ArgumentError(f"`difference` must satisfy difference² <= second_moment, got {difference}")
-    z = stats.norm.ppf(1 - alpha / 2 if alternative == "two-sided" else 1 - alpha)
+    z = float(dist.norm_ppf(1 - alpha / 2 if alternative == "two-sided" else 1 - alpha))
     spread = np.sqrt(n * max(second_moment - difference**2, 1e-300))
     shift, threshold = n * difference, z * np.sqrt(n * second_moment) + 1 / n_repeats
-    power = stats.norm.sf((threshold - shift) / spread)
+    power = float(dist.norm_sf((threshold - shift) / spread))
     if alternative == "two-sided":
-        power += stats.norm.cdf((-threshold - shift) / spread)
+        power += float(dist.norm_cdf((-threshold - shift) / spread))
     return float(power)
 
 
