@@ -81,6 +81,7 @@ def test_markdown_renders_as_a_table(mapcoder_run) -> None:
     assert html.count("<table>") == 1 and html.count("<tr>") == 5 and "<strong>80.5" in html
 
 
+@pytest.mark.slow  # ~6-10 s; `make test-all` runs it (the fast tier keeps cheaper cases of the class)
 def test_report_bad_input(tmp_path, mapcoder_run) -> None:
     out = tmp_path / "report.html"
     missing = sotacheck("report", str(tmp_path / "nope"), "-o", str(out))

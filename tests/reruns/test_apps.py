@@ -151,6 +151,7 @@ def test_the_stdin_judge(fast_pool) -> None:
     assert run(counter, [IOTest("", ("1",))] * 3).status == "passed"
 
 
+@pytest.mark.slow  # ~6-10 s; `make test-all` runs it (the fast tier keeps cheaper cases of the class)
 def test_hostile_stdin_programs(fast_pool) -> None:
     nonce = f"ZQX{secrets.token_hex(8)}"
     secret = [IOTest("ask\n", (nonce,))]

@@ -163,6 +163,7 @@ def test_flaky_problems_are_those_whose_statuses_differ() -> None:
     assert flaky_problems(judged) == {"P/2": ["timeout", "passed"]}  # type: ignore[arg-type]
 
 
+@pytest.mark.slow  # ~6-10 s; `make test-all` runs it (the fast tier keeps cheaper cases of the class)
 def test_audit_tests_lists_weak_tests_with_the_program_that_passed(data_dir) -> None:
     done = run("judge", "--dataset", "humaneval", "--audit-tests", "--json", data_dir=data_dir)
     assert done.returncode == 0, done.stderr
@@ -173,6 +174,7 @@ def test_audit_tests_lists_weak_tests_with_the_program_that_passed(data_dir) -> 
     assert ("HumanEval/33", "self-comparison") in rows and ("HumanEval/88", "canonical, input mutated") in rows
 
 
+@pytest.mark.slow  # ~6-10 s; `make test-all` runs it (the fast tier keeps cheaper cases of the class)
 def test_relative_timeout_is_each_problems_own_and_recorded(tmp_path, data_dir) -> None:
     """EvalPlus's rule, max(4 s, 4 x the canonical solution's time): HumanEval's canonical solutions take
     milliseconds, so every limit is the 4 s floor; a program slower than that times out at it."""

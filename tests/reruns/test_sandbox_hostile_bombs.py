@@ -93,6 +93,7 @@ HOSTILE_MIX = [(EXCEPTION_NAMES, NAME_TESTS), (forging(PAYLOADS["a Decimal of a 
                ("def square(x):\n    return [x] * 10**5\n", None)]
 
 
+@pytest.mark.slow  # ~6-10 s; `make test-all` runs it (the fast tier keeps cheaper cases of the class)
 def test_supervisor_memory_is_flat_over_100_hostile_executions() -> None:
     for code, tests in HOSTILE_MIX * 3:  # warm: every code path has run
         run(code, tests)
