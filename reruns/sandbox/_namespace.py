@@ -9,7 +9,6 @@ importing it (MBPP/596's ``sys``) is this process's own module, never one the ca
 
 from __future__ import annotations
 
-import ast
 import builtins
 import functools
 import importlib
@@ -20,20 +19,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from _strict import TEST_FILE
+from _strict import COMPILE_ERRORS, TEST_FILE
+from _testcache import CompiledTests, stdlib_names
 
 _SIDE_EFFECT_MODULES = frozenset({"antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo"})
 _TEST_BUILTINS = dict(builtins.__dict__)
 
 
-def test_namespace(names: list[Any], job: dict[str, Any], is_module: Callable[[Any], bool]) -> dict[str, Any]:
-    """The namespace the tests run in, from the names the candidate process sent (see the module docstring)."""
+def test_namespace(names: list[Any], job: dict[str, Any], is_module: Callable[[Any], bool],
+                   tests: CompiledTests) -> dict[str, Any]:
+    """The namespace the tests run in, from the names the candidate process sent (see the module docstring);
+    ``tests`` are the job's tests, compiled, with the standard-library names they read and bind."""
     test_ns: dict[str, Any] = {"__name__": "__test__", "__builtins__": _TEST_BUILTINS}
     entry_point = job.get("entry_point")
     for name, value in names:
         if name == entry_point or (not name.startswith("__") and name not in _TEST_BUILTINS and not is_module(value)):
             test_ns[name] = value
-    for name in _stdlib_names_read(tuple(job["tests"]), job.get("setup") or ""):
+    for name in _stdlib_names_read(tests, job.get("setup") or ""):
         if name not in test_ns:
             module = _stdlib_module(name)
             if module is not None:
@@ -59,22 +61,22 @@ def _stdlib_module(name: str) -> Any:
     return module
 
 
-@functools.lru_cache(maxsize=1024)
-def _stdlib_names_read(tests: tuple[str, ...], setup: str) -> tuple[str, ...]:
-    """The standard-library module names the tests read without binding them."""
-    bound: set[str] = set()
-    read: set[str] = set()
-    for source in (*tests, setup):
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name):
-                (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                bound.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
-    return tuple(sorted(name for name in read - bound if name in sys.stdlib_module_names))
+def _stdlib_names_read(tests: CompiledTests, setup: str) -> tuple[str, ...]:
+    """The standard-library module names the tests and the setup code read without binding them."""
+    if not setup:
+        return tuple(name for name in tests.stdlib_read if name not in tests.stdlib_bound)
+    setup_read, setup_bound = _setup_names(setup)
+    bound = {*tests.stdlib_bound, *setup_bound}
+    return tuple(sorted(name for name in {*tests.stdlib_read, *setup_read} if name not in bound))
+
+
+@functools.lru_cache(maxsize=256)
+def _setup_names(setup: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    try:
+        code = compile(setup, f"{TEST_FILE}[setup]", "exec")
+    except COMPILE_ERRORS:
+        return (), ()
+    return stdlib_names([code])
 
 
 @functools.lru_cache(maxsize=256)

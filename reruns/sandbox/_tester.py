@@ -45,6 +45,7 @@ from _returns import (
     load_candidate,
 )
 from _strict import TEST_FILE, compile_test, register_test_source
+from _testcache import CompiledTests
 
 MAX_REPLY_BYTES = 32 * 1024 * 1024  # decoding 32 MiB of JSON takes about a second
 OUTPUT_KEPT = 8192
@@ -304,7 +305,7 @@ def _temporary_references() -> int:
     return probe.counted
 
 
-def run_tests(job: dict[str, Any], compiled: list[Any],
+def run_tests(job: dict[str, Any], compiled: CompiledTests,
               session: Session) -> tuple[list[dict[str, Any]], bool, int | None]:
     """Load the candidate, run each test; returns the events, whether all ran, and the test running when
     the execution ended (-1 while loading, None between tests). A job of standard-input program tests is
@@ -316,7 +317,7 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
     if names is None:
         return events, True, None
     test_ns = test_namespace(names, job, lambda value: type(value) is Remote
-                             and Remote.remote_type_name(value) == "module")
+                             and Remote.remote_type_name(value) == "module", compiled)
     limit = float(job["limits"]["test_timeout_s"])
     for index, source in enumerate(job["tests"]):
         started = time.monotonic()
@@ -324,7 +325,7 @@ def run_tests(job: dict[str, Any], compiled: list[Any],
         try:
             if index == 0 and job.get("setup"):
                 exec(compile(job["setup"], f"{TEST_FILE}[setup]", "exec"), test_ns)
-            code = compiled[index] if index < len(compiled) else None
+            code = compiled.codes[index] if index < len(compiled.codes) else None
             if code is None:
                 code = compile_test(source, index)
             else:

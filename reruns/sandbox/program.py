@@ -36,6 +36,7 @@ def is_whole_program(completion: str) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def prompt_preamble(prompt: str, entry_point: str) -> str:
     """The prompt's top-level statements other than the entry point's definition."""
     try:
@@ -107,10 +108,14 @@ def interface_names(problem: Problem) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=4096)
 def _interface_names(entry_point: str, prompt: str, tests: tuple[str, ...], setup: str,
                      canonical: str | None) -> tuple[str, ...]:
+    defined: set[str] = set()
+    if canonical is not None:
+        defined, _ = _bound_and_used(canonical)
+        if not defined - {entry_point}:
+            return ()  # nothing to intersect with (HumanEval's canonical bodies): the tests are not parsed
     wanted = free_names([*tests, setup, prompt_preamble(prompt, entry_point)]) - {entry_point}
     wanted = {name for name in wanted if name not in sys.stdlib_module_names}
     if canonical is not None:
-        defined, _ = _bound_and_used(canonical)
         return tuple(sorted(wanted & defined))
     named = set(re.findall(r"[A-Za-z_]\w*", prompt))
     return tuple(sorted(name for name in wanted if name in named or name[:1].isupper()))
