@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import signal
 import time
 
 # keyctl(2) has no libc wrapper: the system call by number.
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "i386": 288, "ppc64le": 271, "s390x": 280,
-               "riscv64": 219}.get(platform.machine())
+               "riscv64": 219}.get(os.uname().machine)  # platform.machine(), without importing platform
 KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SETPERM, KEYCTL_CLEAR, KEYCTL_INVALIDATE, KEYCTL_GET_PERSISTENT = 1, 5, 7, 21, 22
 KEY_SPEC_THREAD_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -1, -4, -5
 KEY_POS_VIEW, KEY_POS_SEARCH, KEY_USR_VIEW, KEY_USR_SEARCH = 0x01000000, 0x08000000, 0x00010000, 0x00080000

@@ -66,7 +66,6 @@ import secrets
 import signal
 from typing import Any
 
-from sotacheck.reruns.sandbox._procs import kill_uid
 from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits, Status, TestResult, combined_status
 from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import supervisor
@@ -125,6 +124,8 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
     if reply is None or "supervisor_error" in reply:
         if uid is not None:
+            from sotacheck.reruns.sandbox._procs import kill_uid  # the failure path only: ctypes stays out of start-up
+
             kill_uid(uid)
         detail = reply["supervisor_error"] if reply else "it died or stopped answering"
         return ExecutionResult("error", exception_type="SandboxFailure",

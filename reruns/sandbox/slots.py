@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import ClassVar
@@ -19,8 +18,14 @@ from typing import ClassVar
 MAX_SLOTS = 512
 
 
+def _temporary_dir() -> str:
+    """``tempfile.gettempdir()``'s choice where one of its variables is set, else /tmp (importing
+    tempfile costs every judge run 6 ms of start-up)."""
+    return next((os.environ[name] for name in ("TMPDIR", "TEMP", "TMP") if os.environ.get(name)), "/tmp")
+
+
 def _lock_dir() -> Path:
-    directory = Path(tempfile.gettempdir()) / f"sotacheck-slots-{os.geteuid()}"
+    directory = Path(_temporary_dir()) / f"sotacheck-slots-{os.geteuid()}"
     directory.mkdir(mode=0o700, exist_ok=True)
     return directory
 
