@@ -37,16 +37,14 @@ def lock_session_keyring() -> None:
         _keyctl(KEYCTL_SETPERM, keyring, KEY_POS_VIEW | KEY_POS_SEARCH | KEY_USR_VIEW | KEY_USR_SEARCH)
 
 
-def clear_own_keyrings(persistent: bool = True) -> None:
-    """Empty the user and user session keyrings of this process's uid and (``persistent``) remove its
-    persistent keyring: what an earlier process of the uid kept there is gone. Best effort where the
-    kernel has no keyrings."""
+def clear_own_keyrings() -> None:
+    """Empty the user and user session keyrings of this process's uid and remove its persistent keyring:
+    what an earlier process of the uid kept there is gone. Best effort where the kernel has no keyrings."""
     _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
     _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
-    if persistent:
-        keyring = _keyctl(KEYCTL_GET_PERSISTENT, os.getuid(), KEY_SPEC_THREAD_KEYRING)
-        if keyring > 0:
-            _keyctl(KEYCTL_INVALIDATE, keyring)
+    keyring = _keyctl(KEYCTL_GET_PERSISTENT, os.getuid(), KEY_SPEC_THREAD_KEYRING)
+    if keyring > 0:
+        _keyctl(KEYCTL_INVALIDATE, keyring)
 
 
 # A uid's own keyrings (its user and user session keyrings) exist once made; more keys than these are
