@@ -238,7 +238,7 @@ def claims_schema() -> dict[str, Any]:
 def dataset_sizes(claims: Sequence[Path | Registry], data_dir: str | Path | None) -> dict[str, int]:
     """Problem counts of the datasets that benchmark-size claims name (those that can be loaded)."""
     from sotacheck.audit.claim_registry import load_registry
-    from sotacheck.reruns.benchmarks.loaders import loadable_sizes
+    from sotacheck.reruns.benchmarks.registry import loadable_sizes
 
     registries = [load_registry(c) if isinstance(c, Path) else c for c in claims]
     return loadable_sizes({d for r in registries for c in r.claims if (d := getattr(c, "dataset", None))}, data_dir)
@@ -269,13 +269,13 @@ def datasets(data_dir: str | Path | None = None,
     ``hub_id`` maps a benchmark that is not bundled to the hub dataset it is read from (``{"mbpp-plus": ID}``);
     a plain string is MBPP-ET's, for both of its readings (``mbpp-et``, ``mbpp-et-rows``)."""
     from sotacheck.core.errors import SotacheckError
-    from sotacheck.reruns.benchmarks.loaders import LOADERS, check_hub_id, load_dataset
+    from sotacheck.reruns.benchmarks.registry import BENCHMARKS, check_hub_id, load_dataset
 
     hub_ids = dict.fromkeys(("mbpp-et", "mbpp-et-rows"), hub_id) if isinstance(hub_id, str) else dict(hub_id or {})
     for name, given in hub_ids.items():
         check_hub_id(name, given)
     found: list[tuple[str, Dataset | str]] = []
-    for name in LOADERS:
+    for name in BENCHMARKS:
         try:
             found.append((name, load_dataset(name, data_dir, hub_ids.get(name))))
         except SotacheckError as exc:

@@ -14,6 +14,7 @@ import pytest
 
 import sotacheck
 from sotacheck.core.errors import UsageError
+from sotacheck.core.registry import Entry
 from sotacheck.reruns.pipelines import registry
 
 NEW_PIPELINE = '''
@@ -51,7 +52,8 @@ def new_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
     (package / "__init__.py").write_text("")
     (package / "plan_then_code.py").write_text(textwrap.dedent(NEW_PIPELINE))  # the one new file
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry.REGISTRY, "plan_then_code", "extra_pipelines.plan_then_code")  # the one line
+    monkeypatch.setitem(registry.REGISTRY.entries, "plan_then_code",  # the one line
+                        Entry("extra_pipelines.plan_then_code", "plan, then code"))
     yield "plan_then_code"
     sys.modules.pop("extra_pipelines.plan_then_code", None)
     sys.modules.pop("extra_pipelines", None)

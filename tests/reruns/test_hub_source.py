@@ -16,7 +16,7 @@ import pytest
 import sotacheck
 from sotacheck.core.errors import InputError, SotacheckError
 from sotacheck.reruns.benchmarks import load_dataset
-from sotacheck.reruns.benchmarks.loaders import HUB_DATASETS, LOADERS
+from sotacheck.reruns.benchmarks.registry import BENCHMARKS, hub_datasets
 from sotacheck.reruns.leakage import check_run_leakage
 from sotacheck.reruns.store.run_store import RunStore
 
@@ -51,7 +51,7 @@ def test_a_hub_id_reaches_the_loader_of_every_benchmark_that_has_a_hub_source(hu
     assert [p.entry_point for p in data.problems] == ["add_one", "double"] and data.sources == (HUB_ID,)
     assert data.problems[0].hidden_tests == tuple(ROWS[0]["test_case_list"])
     assert hub == [(HUB_ID, "test")]
-    assert {"mbpp-et", "mbpp-et-rows", "humaneval-plus", "mbpp-plus"} == HUB_DATASETS and set(LOADERS) >= HUB_DATASETS
+    assert {"mbpp-et", "mbpp-et-rows", "humaneval-plus", "mbpp-plus"} == set(hub_datasets()) <= set(BENCHMARKS)
     # humaneval-plus and mbpp-plus get it too (before, load_dataset dropped it and looked for local files)
     with pytest.raises(SotacheckError, match=r"^cannot load 'someone/humanevalplus' through datasets: "):
         load_dataset("humaneval-plus", hub_id="someone/humanevalplus")
