@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         claims,
         compare,
         decay,
+        decay_fits,
         fidelity,
         gate,
         importers,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
         sweeps,
     )
 
-__all__ = ["analysis", "analysis_results", "claim_registry", "claims", "compare", "decay", "fidelity", "gate",
+__all__ = ["analysis", "analysis_results", "claim_registry", "claims", "compare", "decay", "decay_fits", "fidelity", "gate",
            "importers", "intervals", "leaderboard", "leaderboard_results", "paired", "power", "studies", "sweeps"]
 
 __getattr__ = lazy_submodules(__name__, __all__)
