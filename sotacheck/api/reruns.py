@@ -15,6 +15,12 @@ MAX_SETTINGS = 500
 """The largest grid :func:`sweep_spec` makes without ``allow_large``."""
 
 
+def check_executor(executor: str) -> None:
+    """Refuse an executor that is not ``local`` or ``ray``, before anything starts."""
+    if executor not in ("local", "ray"):
+        raise UsageError(f"`executor` {executor!r}: expected 'local' or 'ray'")
+
+
 def reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:
     """The run directories of ``reuse`` (None for none); one without a run store is an :class:`InputError`."""
     from sotacheck.reruns.store.run_store import RunStore
@@ -53,7 +59,7 @@ def rerun(spec: RunSpec | dict[str, Any], *, out: str | Path, executor: str = "l
     Raises
     ------
     UsageError
-        A spec that does not validate (the message names the field).
+        A spec that does not validate (the message names the field), an unknown ``executor``.
     InputError
         A ``reuse`` directory without a run store.
     SotacheckError
@@ -76,6 +82,7 @@ def rerun(spec: RunSpec | dict[str, Any], *, out: str | Path, executor: str = "l
 
     from sotacheck.reruns.run import RunSpec, execute_run, validate_spec
 
+    check_executor(executor)
     run_spec = spec if isinstance(spec, RunSpec) else validate_spec(spec, "run spec")
     target = Path(out)
     reused = reuse_dirs(reuse)
@@ -103,6 +110,8 @@ def resume(run_dir: str | Path, *, replay: bool = False, executor: str = "local"
 
     Raises
     ------
+    UsageError
+        An unknown ``executor``.
     InputError
         No run store in ``run_dir``, or in a ``reuse`` directory.
     SotacheckError
@@ -122,6 +131,7 @@ def resume(run_dir: str | Path, *, replay: bool = False, executor: str = "local"
     from sotacheck.reruns.run import execute_run
     from sotacheck.reruns.store.run_store import RunStore
 
+    check_executor(executor)
     target = Path(run_dir)
     if not RunStore.exists(target):
         raise InputError(f"{target}: no run store (store.sqlite or store.sqlite.gz) to resume")
