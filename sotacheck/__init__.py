@@ -6,10 +6,10 @@ The public Python API (each documented in :mod:`sotacheck.api`)::
     run = sotacheck.load_run("runs/methods")
     result = sotacheck.analyze([run], baseline="direct")
     board = sotacheck.leaderboard(["runs/a", "runs/b"])   # rank claims: who is tied with #1
-    sotacheck.report([run], "report.html")
-    verdict = sotacheck.gate("runs/main", "runs/branch")
+    sotacheck.report([run], output="report.html")
+    verdict = sotacheck.gate("runs/main", candidate="runs/branch")
     judged = sotacheck.judge("humaneval", canonical=True)
-    summary = sotacheck.rerun(spec, "runs/new")
+    summary = sotacheck.rerun(spec, out="runs/new")
 
 The names are loaded on first use, so that importing one part of sotacheck (the judge's sandbox, say)
 does not import the statistics and the report renderer as well.

@@ -21,7 +21,7 @@ PUBLISHED = REPO / "data/published/mapcoder/ChatGPT/HumanEval"
 
 @pytest.fixture(scope="module")
 def mapcoder(tmp_path_factory) -> Run:
-    run, _ = api.import_logs("mapcoder", PUBLISHED, tmp_path_factory.mktemp("runs") / "mapcoder-he")
+    run, _ = api.import_logs("mapcoder", path=PUBLISHED, out=tmp_path_factory.mktemp("runs") / "mapcoder-he")
     return run
 
 

@@ -64,7 +64,7 @@ def echo_scheme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str
 def test_a_new_scheme_serves_a_run_with_no_other_change(echo_scheme: str, tmp_path: Path) -> None:
     assert "echo_backend" not in sys.modules  # registered, not imported
     spec = {"dataset": "humaneval", "limit": 2, "model": "echo:abc", "seed": 3, "pipelines": [{"name": "direct"}]}
-    summary = sotacheck.rerun(spec, tmp_path / "run", progress=False)
+    summary = sotacheck.rerun(spec, out=tmp_path / "run", progress=False)
     assert (summary.finished, summary.errors, summary.calls) == (2, 0, 2)
     run = sotacheck.load_run(tmp_path / "run")
     identity = run.manifest.model_identity

@@ -62,7 +62,7 @@ def new_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
 def test_a_new_pipeline_runs_and_is_analysed_with_no_other_change(new_pipeline: str, tmp_path: Path) -> None:
     spec = {"dataset": "humaneval", "limit": 3, "model": "loopback", "seed": 7,
             "pipelines": [{"name": "direct"}, {"name": new_pipeline, "params": {"rounds": 2}}]}
-    summary = sotacheck.rerun(spec, tmp_path / "run", progress=False)
+    summary = sotacheck.rerun(spec, out=tmp_path / "run", progress=False)
     assert (summary.finished, summary.errors, summary.leakage_clean) == (6, 0, True)
     assert summary.calls == 3 * 1 + 3 * (1 + 2)  # direct: 1 call; plan_then_code: plan + 2 rounds
     run = sotacheck.load_run(tmp_path / "run")
@@ -72,7 +72,7 @@ def test_a_new_pipeline_runs_and_is_analysed_with_no_other_change(new_pipeline: 
     assert run.manifest.pipeline_defaults[new_pipeline] == {"rounds": 1}
     result = sotacheck.analyze([run], resamples=100)
     assert result.baseline == "direct" and [c.a for c in result.comparisons] == ["plan_then_code[rounds=2]"]
-    report = sotacheck.report([run], tmp_path / "report.html")
+    report = sotacheck.report([run], output=tmp_path / "report.html")
     assert "plan_then_code[rounds=2]" in report.read_text()
 
 

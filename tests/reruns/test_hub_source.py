@@ -68,7 +68,7 @@ def test_a_hub_id_for_a_bundled_benchmark_is_refused_not_ignored(name: str) -> N
 def test_a_rerun_its_replay_its_leakage_check_and_the_judge_read_the_hub_copy(hub, tmp_path: Path) -> None:
     spec = {"dataset": "mbpp-et-rows", "hub_id": HUB_ID, "model": "loopback", "seed": 1,
             "pipelines": [{"name": "direct"}]}
-    assert sotacheck.rerun(spec, tmp_path / "run", progress=False).errors == 0
+    assert sotacheck.rerun(spec, out=tmp_path / "run", progress=False).errors == 0
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
     assert manifest["spec"]["hub_id"] == HUB_ID and manifest["dataset"]["sources"] == [HUB_ID]
     store = RunStore.open(tmp_path / "run")
@@ -87,7 +87,7 @@ def test_a_rerun_its_replay_its_leakage_check_and_the_judge_read_the_hub_copy(hu
 def test_a_spec_with_a_hub_id_for_a_bundled_benchmark_fails_before_anything_runs(tmp_path: Path) -> None:
     spec = {"dataset": "humaneval", "hub_id": "x/y", "model": "loopback", "pipelines": [{"name": "direct"}]}
     with pytest.raises(InputError, match=r"^run spec: --hub-id 'x/y': dataset 'humaneval' is not read from a hub"):
-        sotacheck.rerun(spec, tmp_path / "run", progress=False)
+        sotacheck.rerun(spec, out=tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
 
 
