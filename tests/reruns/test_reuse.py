@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from sotacheck.reruns.model.loopback import LoopbackServer
 
@@ -35,6 +36,7 @@ def calls(run: Path) -> pd.DataFrame:
         return pd.read_sql("SELECT call_id, cache_key, response, served_from FROM calls", db)
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_reused_replies_are_not_sent_and_change_no_outcome(tmp_path, responder) -> None:  # noqa: F811
     with LoopbackServer(responder) as server:
         rerun(server, tmp_path / "donor", 1)
