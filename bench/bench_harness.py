@@ -267,13 +267,14 @@ def judge_command(replies: list[tuple[str, str]], work: Path) -> tuple[float, fl
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
-def phases(run_dir: Path, spawned: float, wall: float) -> tuple[float, float, float]:
+def phases(run_dir: Path, spawned: float, wall: float) -> tuple[float, float, float, float]:
     """Where a rerun's wall time went, from its store: start-up (the command started until its first call
-    was prepared), the cells (until the last cell's outcome was stored), the end (leakage check, export, exit)."""
+    was prepared), the model calls (until the last reply was stored), the cells (until the last cell's
+    outcome was stored), the end (leakage check, export, exit)."""
     with sqlite3.connect(run_dir / "store.sqlite") as db:
-        first = db.execute("SELECT MIN(prepared_at) FROM calls").fetchone()[0]
+        first, replies = db.execute("SELECT MIN(prepared_at), MAX(finished_at) FROM calls").fetchone()
         last = db.execute("SELECT MAX(finished_at) FROM cells").fetchone()[0]
-    return first - spawned, last - first, spawned + wall - last
+    return first - spawned, replies - first, last - first, spawned + wall - last
 
 
 def cheap(work: Path, rounds: int, baseline: str | None) -> None:
@@ -289,7 +290,7 @@ def cheap(work: Path, rounds: int, baseline: str | None) -> None:
             run_dir = work / f"cheap-{label}-{index}"
             with FastEndpoint(0.0, fixed_wrong=True) as endpoint:
                 wall, peak_mb, cpu, spawned = _harness(endpoint.url, 64, run_dir, executable)
-            for name, value in zip(("wall", "peak_mb", "cpu", "startup", "cells", "end"),
+            for name, value in zip(("wall", "peak_mb", "cpu", "startup", "calls", "cells", "end"),
                                    (wall, peak_mb, cpu, *phases(run_dir, spawned, wall)), strict=True):
                 figures.setdefault(f"{label}.{name}", []).append(value)
         _, replies = stored(run_dir)
@@ -297,20 +298,24 @@ def cheap(work: Path, rounds: int, baseline: str | None) -> None:
         command_wall, command_cpu = judge_command(replies, work)
         figures.setdefault("judge.command", []).append(command_wall)
         figures.setdefault("judge.command_cpu", []).append(command_cpu)
-        shown = "; ".join(f"{key} {values[-1]:.2f}" for key, values in figures.items())
+        for label, _ in runs:  # this round's ratios: the machine's state is the same for all three
+            figures.setdefault(f"{label}.per_pool", []).append(figures[f"{label}.wall"][-1] / figures["judge.pool"][-1])
+            figures.setdefault(f"{label}.per_command", []).append(figures[f"{label}.wall"][-1] / command_wall)
+        shown = "; ".join(f"{key} {values[-1]:.2f}" for key, values in figures.items() if "per_" not in key)
         print(f"  round {index + 1}: {shown}", flush=True)
     median = {key: statistics.median(values) for key, values in figures.items()}
     print(f"  medians over {rounds} rounds:")
     print(f"    judge alone, same {cells} programs: in one pool {median['judge.pool']:.2f} s; as `sotacheck judge` "
           f"{median['judge.command']:.2f} s (its processes {median['judge.command_cpu']:.1f} CPU s)")
     for label, _ in runs:
-        m = {name: median[f"{label}.{name}"] for name in ("wall", "peak_mb", "cpu", "startup", "cells", "end")}
+        m = {name: median[f"{label}.{name}"] for name in ("wall", "peak_mb", "cpu", "startup", "calls", "cells", "end")}
         print(f"    {label} ({dict(runs)[label]}): {m['wall']:.2f} s = {cells / m['wall']:.0f} cells/s "
-              f"(start-up {m['startup']:.2f} s, cells {m['cells']:.2f} s, leakage check + export + exit "
+              f"(start-up {m['startup']:.2f} s, cells {m['cells']:.2f} s of which the model calls the first "
+              f"{m['calls']:.2f} s, leakage check + export + exit "
               f"{m['end']:.2f} s; its own process {m['cpu']:.1f} CPU s = {1000 * m['cpu'] / cells:.2f} ms per cell, "
               f"at most {m['peak_mb']:.0f} MB)")
-        print(f"      / judge alone in one pool: {m['wall'] / median['judge.pool']:.2f}x; / `sotacheck judge`: "
-              f"{m['wall'] / median['judge.command']:.2f}x", flush=True)
+        print(f"      / judge alone in one pool: {median[f'{label}.per_pool']:.2f}x; / `sotacheck judge`: "
+              f"{median[f'{label}.per_command']:.2f}x (medians of each round's ratio)", flush=True)
 
 
 def main() -> None:

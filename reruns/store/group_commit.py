@@ -10,11 +10,13 @@ its request is sent, a received one before the cell goes on, and a run killed at
 commit with no received call sent again. Only the commit is shared, and the SQLite work leaves the event
 loop's thread (``sqlite3`` releases the GIL while it runs a statement).
 
-A cell's outcome (its verdict, with the hidden tests' observation) is written *later*
-(:meth:`GroupCommitter.commit_later`): the cell does not wait for it, and the writer holds such records
-until a record someone waits for is committed, :data:`LATER_S` has passed, or :data:`MAX_BATCH` are held.
-No call is lost by it: a run killed before an outcome is committed resumes that cell from its stored calls
-(received ones are replayed, never sent again) and judges it again, as it does a cell killed while judged.
+A cell's outcome (its verdict, with the hidden tests' observation) and its observations are written *later*
+(:meth:`GroupCommitter.commit_later`): the cell does not wait for them, and the writer holds such records
+until a record someone waits for is committed, :data:`LATER_S` has passed, or :data:`MAX_BATCH` are held;
+they are committed in the order written, so an outcome never precedes the cell's observations. No call is
+lost by it: a run killed before an outcome is committed resumes that cell from its stored calls (received
+ones are replayed, never sent again), runs its tests again and judges it again, as it does a cell killed
+while judged.
 Outcomes come at the judge's pace, one verdict at a time: committed as they came, they were a commit each
 (3,280 commits, about 0.2 ms of the writer's CPU a cell, on a run whose judging is cheap).
 
@@ -226,7 +228,8 @@ class GroupedWrites:
         await self._commit([writes.fail(call_id, error, attempts)])
 
     async def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None:
-        await self._commit([writes.observe(cell, seq, call_id, kind, result)])
+        # later, as an outcome: a resumed cell runs its tests again and records the same observations
+        self._commit_later([writes.observe(cell, seq, call_id, kind, result)])
 
     async def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
                           completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
