@@ -6,7 +6,7 @@ takes about 40 ms to start, which then overlaps the CLI's own start-up instead o
 the worker count is read from the arguments here; everything else, errors included, is the CLI's job
 (a pool that does not match what the CLI then asks for is simply not used). A judge run, a rerun and a
 resume also end without the interpreter's teardown (see ``_exit_without_teardown``: after a rerun, whose
-export imported pandas and pyarrow, the teardown took ~0.15 s).
+export imported pandas and pyarrow, the teardown took 0.2–0.26 s).
 """
 
 from __future__ import annotations
