@@ -3,7 +3,7 @@ with the package (``sotacheck.data``).
 
 Each place holds the same relative layout (``benchmarks/humaneval/HumanEvalET.jsonl``, ...); a file may be
 stored plain or gzip-compressed (``.jsonl.gz``), and the loaders read either. The bundled copies are
-gzip-compressed; their provenance and licences are in ``sotacheck/data/SOURCES.md``.
+gzip-compressed; their provenance and licences are in ``data/SOURCES.md``.
 """
 
 from __future__ import annotations
