@@ -1,15 +1,20 @@
 """The typed results of an analysis (:mod:`sotacheck.audit.analysis`): an arm's pass rate, an arm without
-one, a paired comparison, one that could not be made, a study's place, and the whole result."""
+one, a paired comparison, one that could not be made, a study's place, an arm's decay fit, and the whole
+result."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from sotacheck.audit.studies import Study
 from sotacheck.core.rundir import OutcomeError
+
+if TYPE_CHECKING:
+    from sotacheck.audit.decay import DecayResult
+    from sotacheck.audit.intervals import ConfidenceInterval
 
 
 @dataclass(frozen=True)
@@ -109,8 +114,42 @@ class StudyResult:
 
 
 @dataclass(frozen=True)
+class ArmDecay:
+    """One arm's debug-decay fit on one dataset (:func:`sotacheck.audit.decay.fit_decay`), or why there is none
+    (``result`` None, ``reason`` says why). ``r_squared_ci`` is the 95 % percentile interval of R² over the
+    fit's ``n_resamples`` problem resamples, ``interval_note`` why it does not contain the estimate, when it
+    does not (:meth:`~sotacheck.audit.decay.DecayResult.interval_note`)."""
+
+    arm: str
+    dataset: str
+    max_attempts: int
+    result: DecayResult | None
+    r_squared_ci: ConfidenceInterval | None = None
+    interval_note: str | None = None
+    reason: str = ""
+    n_resamples: int = 0
+
+    @property
+    def r_squared_text(self) -> str:
+        """R² with its interval, as the report quotes it (``0.912 [0.401, 0.997]``), or why there is no fit."""
+        if self.result is None or self.r_squared_ci is None:
+            return f"No decay fit for {self.arm}: {self.reason}."
+        return f"{self.result.fit.r_squared:.3f} [{self.r_squared_ci.low:.3f}, {self.r_squared_ci.high:.3f}]"
+
+    @property
+    def observed(self) -> np.ndarray:
+        """The effectiveness at each fitted attempt: the points the curve was fitted to."""
+        if self.result is None:
+            return np.array([])
+        curve = self.result.curve
+        return curve.effectiveness[curve.unsolved_before > 0]
+
+
+@dataclass(frozen=True)
 class AnalysisResult:
-    """Arms, comparisons and studies. ``baseline`` is the arm the user named, else the first study's."""
+    """Arms, comparisons and studies. ``baseline`` is the arm the user named, else the first study's.
+    ``decays``: the debug-decay fits, where they were asked for (:func:`sotacheck.audit.decay_fits.with_decays`;
+    the report quotes them, and :meth:`as_dict` leaves them out)."""
 
     arms: tuple[ArmSummary, ...]
     comparisons: tuple[Comparison, ...]
@@ -119,6 +158,7 @@ class AnalysisResult:
     studies: tuple[StudyResult, ...] = field(default_factory=tuple)
     unscored: tuple[UnscoredArm, ...] = field(default_factory=tuple)
     not_compared: tuple[NotCompared, ...] = field(default_factory=tuple)
+    decays: tuple[ArmDecay, ...] = field(default_factory=tuple)
 
     def in_study(self, study: str) -> tuple[list[ArmSummary], list[Comparison]]:
         """The arm summaries and the comparisons (its Holm family) of one study."""

@@ -21,6 +21,9 @@ from sotacheck.audit.intervals import ConfidenceInterval
 from sotacheck.core.errors import ArgumentError
 
 PAPER_MAX_ATTEMPTS = 5  # PyCapsule's cap on repair attempts
+DECAY_RESAMPLES = 1_000
+"""Problem resamples behind a decay fit's bootstrap intervals: :func:`fit_decay`'s default, and the count of
+every fit an analysis carries (:mod:`sotacheck.audit.decay_fits`)."""
 
 EXTRAPOLATION_WARNING = ("The fit describes attempts {lo}..{hi} only: it says nothing about attempts past "
                          "{hi}, and R² near 1 is expected from few points and two parameters.")
@@ -167,7 +170,7 @@ def _aic(sse: float, n: int, k: int) -> float:
     return float(n * np.log(max(sse, 1e-300) / n) + 2 * k)
 
 
-def fit_decay(first_solved: np.ndarray, max_attempts: int, n_resamples: int = 2_000,
+def fit_decay(first_solved: np.ndarray, max_attempts: int, n_resamples: int = DECAY_RESAMPLES,
               rng: np.random.Generator | int | None = None) -> DecayResult:
     """Fit I(x) = a·e^(−b·x) to the effectiveness of attempts 1..max_attempts.
 

@@ -30,7 +30,9 @@ class ConfidenceInterval:
     high: float
 
 
-def _level_iv(confidence_level: float) -> None:
+def check_confidence_level(confidence_level: float) -> None:
+    """Raise :class:`~sotacheck.core.errors.ArgumentError` unless ``confidence_level`` is in (0, 1): every
+    interval of this module and of :mod:`sotacheck.audit.paired` checks its level the same way."""
     if not 0 < confidence_level < 1:
         raise ArgumentError(f"`confidence_level` must be in (0, 1), got {confidence_level}")
 
@@ -49,7 +51,7 @@ def proportion_interval(k: float, n: float, confidence_level: float = 0.95,
     Jeffreys follows the boundary rule of Brown, Cai & DasGupta (2001, §4.1.2) [2]_: the lower bound is 0
     when k = 0 and the upper bound is 1 when k = n (the equal-tailed Beta quantiles would exclude them).
     """
-    _level_iv(confidence_level)
+    check_confidence_level(confidence_level)
     if method not in _STATSMODELS_NAME:
         raise ArgumentError(f"`method` must be one of {list(_STATSMODELS_NAME)}, got {method!r}")
     if not (isinstance(n, int | float | np.number) and np.isfinite(n) and n > 0):
@@ -111,7 +113,7 @@ class ClusteredPassRate:
         """``"wilson-deff"`` (default): Wilson at the design-effect-adjusted n — the method whose
         coverage stayed within 93–97 % in ``bench/bench_coverage.py``. ``"bca"`` and ``"percentile"``
         bootstrap the problems (BCa falls back to Wilson-deff where it degenerates, e.g. 164/164)."""
-        _level_iv(confidence_level)
+        check_confidence_level(confidence_level)
         if method == "wilson-deff":
             n_eff = self.effective_n
             return proportion_interval(self.statistic * n_eff, n_eff, confidence_level, "wilson")
@@ -132,7 +134,9 @@ class ClusteredPassRate:
         return ConfidenceInterval(float(low), float(high))
 
 
-def _matrix_iv(outcomes: np.ndarray, name: str = "outcomes") -> np.ndarray:
+def outcome_matrix_of(outcomes: np.ndarray, name: str = "outcomes") -> np.ndarray:
+    """``outcomes`` as a problems × repeats float matrix of 0/1 (a vector is one repeat), or an
+    :class:`~sotacheck.core.errors.ArgumentError` naming ``name``: empty, missing cells, or not 0/1."""
     matrix = np.asarray(outcomes, dtype=float)
     if matrix.ndim == 1:
         matrix = matrix[:, None]
@@ -151,7 +155,7 @@ def clustered_pass_rate(outcomes: np.ndarray) -> ClusteredPassRate:
     With one problem the clustered SE is undefined; it is then reported as the naive SE with a
     design effect of K (every repeat of one problem counts as one observation), never as NaN.
     """
-    matrix = _matrix_iv(outcomes)
+    matrix = outcome_matrix_of(outcomes)
     n_problems, n_repeats = matrix.shape
     means = matrix.mean(axis=1)
     p = float(matrix.mean())

@@ -28,7 +28,7 @@ import numpy as np
 
 from sotacheck.audit import distributions as dist
 from sotacheck.audit import signflip
-from sotacheck.audit.intervals import ConfidenceInterval, _level_iv, _matrix_iv
+from sotacheck.audit.intervals import ConfidenceInterval, check_confidence_level, outcome_matrix_of
 from sotacheck.core.errors import ArgumentError
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -104,8 +104,8 @@ class PermutationResult:
 
 
 def _paired_iv(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    a = _matrix_iv(a, "a")
-    b = _matrix_iv(b, "b")
+    a = outcome_matrix_of(a, "a")
+    b = outcome_matrix_of(b, "b")
     if a.shape[0] != b.shape[0]:
         raise ArgumentError(f"`a` and `b` must cover the same problems: {a.shape[0]} vs {b.shape[0]} rows")
     return a, b
@@ -183,7 +183,7 @@ def paired_bootstrap_difference(a: np.ndarray, b: np.ndarray, confidence_level: 
                                 n_resamples: int = 10_000, rng: np.random.Generator | int | None = None
                                 ) -> ConfidenceInterval:
     """Percentile CI of mean(A) − mean(B), resampling problems (each keeps its A and B repeats)."""
-    _level_iv(confidence_level)
+    check_confidence_level(confidence_level)
     a, b = _paired_iv(a, b)
     diff = a.mean(axis=1) - b.mean(axis=1)
     if np.ptp(diff) == 0:

@@ -76,7 +76,7 @@ def main() -> int:
             table, _ = run_importer("csv", path)
             read_s = time.perf_counter() - start
             start = time.perf_counter()
-            run, _ = api.import_logs("csv", path, folder / f"run-{path.stem}")
+            run, _ = api.import_logs("csv", path=path, out=folder / f"run-{path.stem}")
             whole_s = time.perf_counter() - start
             assert len(table) == len(run.outcomes) == SYSTEMS * PROBLEMS * SAMPLES
             assert int(table["passed"].sum()) == int(run.outcomes["passed"].sum()) == passed

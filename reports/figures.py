@@ -18,7 +18,8 @@ plt.rcParams.update({"font.size": 9, "svg.fonttype": "none", "axes.spines.top": 
                      "font.family": "sans-serif"})
 
 
-def _svg(figure: plt.Figure) -> str:
+def svg_text(figure: plt.Figure) -> str:
+    """The SVG of ``figure`` without its XML prolog (to inline in HTML); closes the figure."""
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight")
     plt.close(figure)
@@ -76,7 +77,7 @@ def _forest(labels: Sequence[str], rates: Sequence[float], lows: Sequence[float]
         ax.axvline(0, color="#555", linewidth=0.8)
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def cost_accuracy(labels: Sequence[str], tokens: Sequence[float | None], rates: Sequence[float], title: str) -> str:
@@ -103,7 +104,7 @@ def cost_accuracy(labels: Sequence[str], tokens: Sequence[float | None], rates: 
     side.axis("off")
     side.text(0.0, 1.0, "\n".join(key), va="top", ha="left", fontsize=6.5 if key_lines <= 40 else 5.5,
               transform=side.transAxes, family="monospace")
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def outcome_heatmap(matrix: np.ndarray, arms: Sequence[str], title: str) -> str:
@@ -116,7 +117,7 @@ def outcome_heatmap(matrix: np.ndarray, arms: Sequence[str], title: str) -> str:
     ax.set_xlabel(f"problem (n = {matrix.shape[1]}, in dataset order)")
     ax.set_title(title)
     fig.colorbar(image, ax=ax, fraction=0.03, pad=0.01, label="share solved")
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def decay_plot(x: np.ndarray, observed: np.ndarray, a: float, b: float, r2: str, title: str) -> str:
@@ -129,7 +130,7 @@ def decay_plot(x: np.ndarray, observed: np.ndarray, a: float, b: float, r2: str,
     ax.set_title(title)
     ax.legend(frameon=False, fontsize=8)
     ax.grid(alpha=0.3)
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def sweep_line(values: Sequence[str], rates: Sequence[float], lows: Sequence[float], highs: Sequence[float],
@@ -144,7 +145,7 @@ def sweep_line(values: Sequence[str], rates: Sequence[float], lows: Sequence[flo
     ax.set_ylim(0, 1)
     ax.set_title(title)
     ax.legend(frameon=False)
-    return _svg(fig)
+    return svg_text(fig)
 
 
 def sweep_heatmap(grid: np.ndarray, rows: Sequence[str], cols: Sequence[str], row_name: str, col_name: str,
@@ -162,4 +163,4 @@ def sweep_heatmap(grid: np.ndarray, rows: Sequence[str], cols: Sequence[str], ro
                         color="white" if grid[i, j] < 0.6 else "black", fontsize=8)
     ax.set_title(title)
     fig.colorbar(image, ax=ax, fraction=0.05, label="pass@1")
-    return _svg(fig)
+    return svg_text(fig)

@@ -25,12 +25,14 @@ from sotacheck.audit.analysis import (
     paper_defaults,
     study_findings,
 )
+from sotacheck.audit.analysis_results import ArmDecay
 from sotacheck.audit.claims import ClaimVerdict, audit_claims
-from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult, fit_decay
+from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult
+from sotacheck.audit.decay_fits import with_decays
 from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, ArmFidelity, fidelity, truncation_warnings
 from sotacheck.audit.leaderboard_results import Leaderboard
 from sotacheck.audit.studies import RUN_COLUMN
-from sotacheck.audit.sweeps import SweepResult, arm_family, decay_arms, find_sweeps, setting_sort_key
+from sotacheck.audit.sweeps import SweepResult, arm_family, find_sweeps, setting_sort_key
 from sotacheck.core.rundir import OutcomeError, Run
 from sotacheck.reports import figures
 from sotacheck.reports.files import write_atomically
@@ -65,7 +67,7 @@ class ReportModel:
     studies: list[StudySection]
     requested_table_html: str | None
     sweeps: list[tuple[SweepResult, Figure | None]] = field(default_factory=list)
-    decays: list[tuple[str, DecayResult | None, str, Figure | None]] = field(default_factory=list)
+    decays: list[tuple[ArmDecay, Figure | None]] = field(default_factory=list)
     provenance: list[dict[str, Any]] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     fidelity: list[ArmFidelity] = field(default_factory=list)
@@ -109,24 +111,16 @@ def _sweeps(table: Any, dataset: str, defaults: dict[str, dict[str, Any]]) -> li
     return out
 
 
-def _decays(table: Any, dataset: str) -> list[tuple[str, DecayResult | None, str, Figure | None]]:
-    out: list[tuple[str, DecayResult | None, str, Figure | None]] = []
-    for max_attempts, arm in decay_arms(table, dataset):
-        arm_cells = table[(table["arm"] == arm) & (table["dataset"] == dataset) & (table["status"] != "error")]
-        first = arm_cells["first_pass_attempt"].astype("float").fillna(-1).to_numpy()
-        try:
-            result = fit_decay(first, max_attempts, n_resamples=1000, rng=0)
-        except ValueError as exc:
-            out.append((arm, None, f"No decay fit for {arm}: {exc}.", None))
-            continue
-        ci = result.confidence_interval("r_squared")
-        r2 = f"{result.fit.r_squared:.3f} [{ci.low:.3f}, {ci.high:.3f}]"
-        fig = Figure(f"Debug decay of {arm} on {dataset}",
-                     f"Observed per-attempt effectiveness of {arm} with the fitted exponential curve",
-                     figures.decay_plot(result.fitted_attempts, result.curve.effectiveness[result.curve.unsolved_before > 0],
-                                        result.fit.a, result.fit.b, r2, f"{arm}: I(x) and a·e^(−b·x)"))
-        out.append((arm, result, r2, fig))
-    return out
+def _decay_figure(decay: ArmDecay) -> Figure | None:
+    """The figure of one decay fit the analysis made: its points, its curve, and the R² interval it carries."""
+    result: DecayResult | None = decay.result
+    if result is None:
+        return None
+    arm = decay.arm
+    return Figure(f"Debug decay of {arm} on {decay.dataset}",
+                  f"Observed per-attempt effectiveness of {arm} with the fitted exponential curve",
+                  figures.decay_plot(result.fitted_attempts, decay.observed, result.fit.a, result.fit.b,
+                                     decay.r_squared_text, f"{arm}: I(x) and a·e^(−b·x)"))
 
 
 def _tool_version(run: Run) -> str:
@@ -216,10 +210,14 @@ def _left_out(arms: list[str]) -> str:
 
 def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None = None,
                 dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = (),
-                boards: Sequence[Leaderboard] = ()) -> ReportModel:
+                boards: Sequence[Leaderboard] = (), analysis: AnalysisResult | None = None) -> ReportModel:
+    """What the report shows. ``analysis`` is the analysis of ``runs`` with its decay fits
+    (:func:`sotacheck.audit.decay_fits.with_decays`); without it the audit layer makes it here, from
+    ``baseline`` and ``compare``. The report quotes the fits it carries and fits nothing itself."""
     if not runs:
         raise OutcomeError("no runs given")
-    analysis = analyze(runs, baseline, compare=compare)
+    if analysis is None:
+        analysis = with_decays(analyze(runs, baseline, compare=compare), runs)
     table = combine_runs(runs)
     claims = audit_claims(claims_files, runs, dataset_sizes) if claims_files else []
     counts: dict[str, int] = {verdict: n for verdict, n in Counter(v.verdict for v in claims).items()}
@@ -250,12 +248,12 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     summary += [f"Asked for by name, {n.describe()}." for n in refused]
     model = ReportModel("sotacheck audit report", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), summary, claims,
                         counts, analysis, studies, requested, missing=missing)
-    for index, run in enumerate(runs):  # sweeps and decay fits stay within the run that made them
+    for index, run in enumerate(runs):  # sweeps stay within the run that made them (as the decay fits do)
         own = table[table[RUN_COLUMN] == index]
         defaults = paper_defaults([run]) or paper_defaults(runs)
         for dataset in dict.fromkeys(own["dataset"]):
             model.sweeps.extend(_sweeps(own, dataset, defaults))
-            model.decays.extend(_decays(own, dataset))
+    model.decays = [(decay, _decay_figure(decay)) for decay in analysis.decays]
     model.provenance = [_provenance(run) for run in runs]
     model.fidelity = fidelity(runs)
     model.fidelity_warnings = truncation_warnings(model.fidelity)
@@ -293,7 +291,9 @@ def render(model: ReportModel) -> str:
 
 def write_report(runs: list[Run], claims_files: list[Path], output: Path, baseline: str | None = None,
                  dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = (),
-                 boards: Sequence[Leaderboard] = ()) -> Path:
-    """Render the report of ``runs`` (with the claim verdicts of ``claims_files`` and a section per leaderboard
-    of ``boards``, computed by the caller) to ``output``, atomically."""
-    return write_atomically(output, render(build_model(runs, claims_files, baseline, dataset_sizes, compare, boards)))
+                 boards: Sequence[Leaderboard] = (), analysis: AnalysisResult | None = None) -> Path:
+    """Render the report of ``runs`` (with the claim verdicts of ``claims_files``, a section per leaderboard
+    of ``boards`` and ``analysis``, computed by the caller: see :func:`build_model`) to ``output``, atomically."""
+    model = build_model(runs, claims_files, baseline=baseline, dataset_sizes=dataset_sizes, compare=compare,
+                        boards=boards, analysis=analysis)
+    return write_atomically(output, render(model))

@@ -18,7 +18,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
 from sotacheck.audit.leaderboard_results import Leaderboard
-from sotacheck.reports.figures import OKABE_ITO, _svg
+from sotacheck.reports.figures import OKABE_ITO, svg_text
 
 LABEL_CHARS = 32
 ROW_IN = 0.17  # inches per system row
@@ -104,7 +104,7 @@ def rank_plot(board: Leaderboard) -> str:
     left.legend(handles=[Patch(color=TOP_COLOUR, label=f"top group ({len(board.top_group)} of {n})"),
                          Patch(color=REST_COLOUR, label="beaten significantly by some system")],
                 loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False, fontsize=8, borderaxespad=0.2)
-    return _titled(_svg(fig), titles)
+    return _titled(svg_text(fig), titles)
 
 
 def win_grid(board: Leaderboard) -> np.ndarray:
@@ -155,7 +155,7 @@ def wins_matrix(board: Leaderboard) -> str:
               loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=len(used), frameon=False, fontsize=8)
     box = "; box: the top group's rows" if boxed else ""
     ax.set_title(f"Significant wins ({board.family}, α = {board.alpha:g}){box}", fontsize=9, pad=18)
-    return _titled(_svg(fig), titles)
+    return _titled(svg_text(fig), titles)
 
 
 def difficulty_heatmap(board: Leaderboard) -> str:
@@ -178,4 +178,4 @@ def difficulty_heatmap(board: Leaderboard) -> str:
     if one_sample:
         bar.set_ticks([0, 1], labels=["failed", "passed"])
     ax.set_title(f"{board.dataset}: per-problem results, systems by position", fontsize=9)
-    return _titled(_svg(fig), titles)
+    return _titled(svg_text(fig), titles)

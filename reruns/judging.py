@@ -15,8 +15,8 @@ from typing import Any
 from sotacheck.core.errors import UsageError
 from sotacheck.core.provenance import file_sha256
 from sotacheck.core.version import version
-from sotacheck.reruns.benchmarks.loaders import load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.benchmarks.registry import load_dataset
 from sotacheck.reruns.benchmarks.suites import base_tests
 from sotacheck.reruns.sandbox.judge import Verdict
 from sotacheck.reruns.sandbox.result import SandboxLimits

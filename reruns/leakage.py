@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sotacheck.core.errors import InputError
-from sotacheck.reruns.benchmarks.loaders import load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.benchmarks.registry import load_dataset
 from sotacheck.reruns.store.run_store import RunStore
 
 _ASSERT = re.compile(r"^\s*assert\s+(.+?)\s*$", re.MULTILINE)

@@ -17,8 +17,8 @@ from pathlib import Path
 from sotacheck.core.errors import SotacheckError
 from sotacheck.core.provenance import git_revision, versions
 from sotacheck.core.rundir import DatasetInfo, Manifest, ModelIdentity, export_into
-from sotacheck.reruns.benchmarks.loaders import load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset
+from sotacheck.reruns.benchmarks.registry import load_dataset
 from sotacheck.reruns.executors import CellBatch, Executor, make_executor
 from sotacheck.reruns.leakage import check_leakage
 from sotacheck.reruns.model import registry as backends

@@ -48,7 +48,7 @@ class RunSpec(BaseModel):
     prefix_reuse: int = Field(default=0, ge=0)
     data_dir: str | None = None
     # A hub dataset to read the benchmark from instead of local files (the benchmarks not bundled: MBPP-ET,
-    # HumanEval+, MBPP+; ``loaders.HUB_DATASETS``); checked when the spec is made.
+    # HumanEval+, MBPP+; ``benchmarks.registry.hub_datasets``); checked when the spec is made.
     hub_id: str | None = None
     # The authors' code checkouts the ``@original`` pipelines run from: repository (``mapcoder``,
     # ``codegenerator``) → path. Checked when the spec is made, so a wrong path fails before any model call.
@@ -72,7 +72,7 @@ class RunSpec(BaseModel):
 
     @model_validator(mode="after")
     def _hub_id_has_a_source(self) -> RunSpec:
-        from sotacheck.reruns.benchmarks.loaders import check_hub_id
+        from sotacheck.reruns.benchmarks.registry import check_hub_id
 
         if self.hub_id is not None:
             check_hub_id(self.dataset, self.hub_id)

@@ -6,10 +6,10 @@ The public Python API (each documented in :mod:`sotacheck.api`)::
     run = sotacheck.load_run("runs/methods")
     result = sotacheck.analyze([run], baseline="direct")
     board = sotacheck.leaderboard(["runs/a", "runs/b"])   # rank claims: who is tied with #1
-    sotacheck.report([run], "report.html")
-    verdict = sotacheck.gate("runs/main", "runs/branch")
+    sotacheck.report([run], output="report.html")
+    verdict = sotacheck.gate("runs/main", candidate="runs/branch")
     judged = sotacheck.judge("humaneval", canonical=True)
-    summary = sotacheck.rerun(spec, "runs/new")
+    summary = sotacheck.rerun(spec, out="runs/new")
 
 The names are loaded on first use, so that importing one part of sotacheck (the judge's sandbox, say)
 does not import the statistics and the report renderer as well.
@@ -17,7 +17,17 @@ does not import the statistics and the report renderer as well.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
+
+# The editable install is a tree of links laid out as the package (Makefile, setup-core). A Python started in
+# the checkout's root (`python -m`, `python -c`, Ray's workers) finds this folder first on sys.path instead,
+# where audit/, reruns/, reports/ and data/ are not below it: the package's search path then takes the
+# other `sotacheck` folders on sys.path too (the link tree's), so that `sotacheck.audit` is still found.
+if not os.path.isdir(os.path.join(os.path.dirname(__file__), "audit")):
+    from pkgutil import extend_path
+
+    __path__ = extend_path(__path__, __name__)
 
 if TYPE_CHECKING:
     from sotacheck.api import (

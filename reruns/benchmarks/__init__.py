@@ -1,6 +1,6 @@
-"""Benchmarks: one ``Problem`` type and a loader per dataset."""
+"""Benchmarks: one ``Problem`` type, and every dataset's loader and card in one registry (``BENCHMARKS``)."""
 
-from sotacheck.reruns.benchmarks.loaders import LOADERS, load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
+from sotacheck.reruns.benchmarks.registry import BENCHMARKS, Benchmark, load_dataset
 
-__all__ = ["LOADERS", "Dataset", "Problem", "load_dataset"]
+__all__ = ["BENCHMARKS", "Benchmark", "Dataset", "Problem", "load_dataset"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from sotacheck.core.errors import DataFileNotFound
 
 ENV_VAR = "SOTACHECK_DATA"
+DataDir = str | os.PathLike[str] | None  # a loader's data_dir: --data-dir, or None for the usual places
 BUNDLED_PACKAGE = "sotacheck.data"
 GZIP_SUFFIX = ".gz"
 

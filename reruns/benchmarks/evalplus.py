@@ -312,7 +312,7 @@ def load_evalplus(benchmark: str, data_dir: str | os.PathLike[str] | None = None
     """HumanEval+ (``benchmark="humaneval"``) or MBPP+ (``"mbpp"``) from an EvalPlus release file (see the
     module docstring for where it is looked up) or from ``hub_id``; one-line ``SotacheckError`` naming the
     file and row of anything it cannot use. ``examples(prompt, entry_point)`` gives a HumanEval+ prompt's
-    visible tests from its ``>>>`` examples (the registry, ``loaders.LOADERS``, passes the rule HumanEval's
+    visible tests from its ``>>>`` examples (the catalog, ``catalog.HUMANEVAL_PLUS``, passes the rule HumanEval's
     visible tests fall back to, ``loaders.docstring_examples``)."""
     flavour = FLAVOURS[benchmark]
     if hub_id:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import inspect
 import json
 import os
 import re
@@ -21,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from sotacheck.core import pyast
-from sotacheck.core.errors import DataFileNotFound, InputError, SotacheckError
-from sotacheck.reruns.benchmarks.apps import load_apps
-from sotacheck.reruns.benchmarks.datadir import ENV_VAR, find_data_file
+from sotacheck.core.errors import DataFileNotFound, SotacheckError
+from sotacheck.reruns.benchmarks.datadir import ENV_VAR, DataDir, find_data_file
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 
 HUMANEVAL_WST = "benchmarks/humaneval/HumanEvalWST.jsonl"
@@ -32,8 +30,6 @@ MBPP_FULL = "benchmarks/mbpp/MBPP.jsonl"
 MBPP_MAPCODER = "benchmarks/mbpp/mbpp-py.jsonl"
 MBPP_ET = "benchmarks/mbpp/MBPP_ET.jsonl"
 MBPP_TEST_SPLIT = range(11, 511)  # task ids 11..510: the standard 500-problem test split
-
-DataDir = str | os.PathLike[str] | None
 
 
 def _cache_dir() -> Path:
@@ -282,65 +278,3 @@ def load_mbpp_et_rows(data_dir: DataDir = None, hub_id: str | None = None) -> Da
     (``mbpp-et``), which runs only the 397 problems of MapCoder's and CodeSim's MBPP runs."""
     source = _mbpp_et_source(data_dir, hub_id)
     return _mbpp_from_rows(_records(source, split="test"), "mbpp-et-rows", source, "test_case_list")
-
-
-def _evalplus(benchmark: str) -> Callable[..., Dataset]:
-    """HumanEval+ / MBPP+ from EvalPlus's release files (``evalplus.py``, imported when first loaded)."""
-
-    def load(data_dir: DataDir = None, hub_id: str | None = None, **_: Any) -> Dataset:
-        from sotacheck.reruns.benchmarks.evalplus import load_evalplus
-
-        return load_evalplus(benchmark, data_dir, hub_id, examples=docstring_examples)
-
-    return load
-
-
-LOADERS: dict[str, Callable[..., Dataset]] = {
-    "humaneval": load_humaneval,
-    "humaneval-et": load_humaneval_et,
-    "mbpp": load_mbpp,
-    "mbpp-test": lambda data_dir=None, **_: load_mbpp(data_dir, split="test"),
-    "mbpp-mapcoder": load_mbpp_mapcoder,
-    "mbpp-et": load_mbpp_et,
-    "mbpp-et-rows": load_mbpp_et_rows,
-    "apps": load_apps,
-    "apps-execeval": lambda data_dir=None, **_: load_apps(data_dir, dataset="apps-execeval"),
-    "humaneval-plus": _evalplus("humaneval"),
-    "mbpp-plus": _evalplus("mbpp"),
-}
-
-
-HUB_DATASETS: frozenset[str] = frozenset(name for name, load in LOADERS.items()
-                                         if "hub_id" in inspect.signature(load).parameters)
-"""The benchmarks that can be read from a hub dataset (``hub_id``) instead of local files: those whose loader
-takes one (the ones not bundled)."""
-
-
-def load_dataset(name: str, data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
-    """Load a benchmark by name, from ``hub_id`` where given (one of :data:`HUB_DATASETS`); an unknown name, or
-    a hub id for a benchmark that is not read from a hub, is a one-line error."""
-    check_hub_id(name, hub_id)
-    if hub_id:
-        return LOADERS[name](data_dir=data_dir, hub_id=hub_id)
-    return LOADERS[name](data_dir=data_dir)
-
-
-def check_hub_id(name: str, hub_id: str | None) -> None:
-    """Refuse an unknown dataset, and a hub id given for a dataset that has no hub source (it would be ignored)."""
-    if name not in LOADERS:
-        raise SotacheckError(f"unknown dataset {name!r}; known: {', '.join(LOADERS)}")
-    if hub_id and name not in HUB_DATASETS:
-        raise InputError(f"--hub-id {hub_id!r}: dataset {name!r} is not read from a hub (only "
-                             f"{', '.join(sorted(HUB_DATASETS))} are)")
-
-
-def loadable_sizes(names: Iterable[str], data_dir: DataDir = None) -> dict[str, int]:
-    """The problem count of each dataset of ``names`` that can be loaded (the others are left out: a claim
-    about one then says its shipped copy could not be counted)."""
-    sizes = {}
-    for name in names:
-        try:
-            sizes[name] = len(load_dataset(name, data_dir))
-        except SotacheckError:
-            continue
-    return sizes

@@ -19,6 +19,8 @@ from sotacheck.reruns.pipelines import Arm
 from sotacheck.reruns.spec import RunSpec
 from sotacheck.reruns.store.run_store import RunStore
 
+__all__ = ["NAMES", "CellBatch", "CellItem", "Executor", "OnCell", "make_executor"]
+
 NAMES = ("local", "ray")
 CellItem = tuple[Arm, Problem, int]
 OnCell = Callable[[int, int, int], None]

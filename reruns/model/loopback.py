@@ -207,7 +207,7 @@ def canonical_responder(solutions: dict[str, str], fail_every: int = 3) -> Respo
 @asynccontextmanager
 async def open_loopback(target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]:
     """The back-end ``loopback``, for tests: a scripted endpoint on 127.0.0.1 for the ``with`` block."""
-    from sotacheck.reruns.benchmarks.loaders import load_dataset
+    from sotacheck.reruns.benchmarks.registry import load_dataset
 
     if target.model != "loopback":
         raise UsageError(f"--model {target.model!r}: the scripted test endpoint is named just 'loopback'")

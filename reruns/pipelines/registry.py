@@ -1,7 +1,8 @@
 """The pipeline registry. A pipeline is a name, a parameter model that holds its paper's defaults and
 constraints, and an async ``run(ctx, params)``; an arm is a pipeline with every parameter set.
 
-Adding a pipeline is one new file in this folder and one line in ``REGISTRY``::
+Adding a pipeline is one new file in this folder and one line in ``REGISTRY`` (a lazy
+:class:`~sotacheck.core.registry.Registry`, like every other kind of plug-in)::
 
     class Params(PipelineParams):
         max_attempts: int = Field(default=5, ge=0)
@@ -17,7 +18,6 @@ a one-line ``UsageError`` naming the pipeline and the parameter, and ``run`` rec
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -26,31 +26,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sotacheck.core.arms import arm_columns, arm_label
 from sotacheck.core.errors import UsageError
+from sotacheck.core.registry import Entry, Registry, named
 
 if TYPE_CHECKING:
     from sotacheck.reruns.context import PipelineContext
     from sotacheck.reruns.original.checkout import OriginalClass
-
-# The one registry: a pipeline's name -> the module that defines its ``PIPELINE`` (imported on first use);
-# ``module:NAME`` where a module defines several (the ``@original`` pipelines run the authors' own classes).
-REGISTRY: dict[str, str] = {
-    "direct": "sotacheck.reruns.pipelines.direct",
-    "cot": "sotacheck.reruns.pipelines.cot",
-    "pycapsule": "sotacheck.reruns.pipelines.pycapsule",
-    "codesim": "sotacheck.reruns.pipelines.codesim",
-    "mapcoder": "sotacheck.reruns.pipelines.mapcoder",
-    "gate": "sotacheck.reruns.pipelines.gate",
-    "cot-fewshot": "sotacheck.reruns.pipelines.cot_fewshot",
-    "mapcoder@original": "sotacheck.reruns.pipelines.original:MAPCODER",
-    "direct@original": "sotacheck.reruns.pipelines.original:DIRECT",
-    "cot@original": "sotacheck.reruns.pipelines.original:COT",
-    "selfplanning@original": "sotacheck.reruns.pipelines.original:SELFPLANNING",
-    "analogical@original": "sotacheck.reruns.pipelines.original:ANALOGICAL",
-    "codesim@original": "sotacheck.reruns.pipelines.original:CODESIM",
-    "codesim-wd@original": "sotacheck.reruns.pipelines.original:CODESIM_WD",
-    "codesim-wpv@original": "sotacheck.reruns.pipelines.original:CODESIM_WPV",
-    "codesim-wpvd@original": "sotacheck.reruns.pipelines.original:CODESIM_WPVD",
-}
 
 
 class PipelineParams(BaseModel):
@@ -127,20 +107,39 @@ class Pipeline(Generic[P]):
         return f"pipeline {self.name!r}: parameter {name}: {message}{more}"
 
 
+_HERE = "sotacheck.reruns.pipelines"
+_ORIGINAL = f"{_HERE}.original"
+# A pipeline's name -> the module that defines its ``PIPELINE`` (imported on first use); ``module:NAME`` where a
+# module defines several (the ``@original`` pipelines run the authors' own classes).
+REGISTRY: Registry[Pipeline[Any]] = Registry("pipeline", {
+    "direct": Entry(f"{_HERE}.direct", "direct prompting: one call"),
+    "cot": Entry(f"{_HERE}.cot", "zero-shot chain of thought: one call"),
+    "pycapsule": Entry(f"{_HERE}.pycapsule", "PyCapsule: a programmer agent and a deterministic executor"),
+    "codesim": Entry(f"{_HERE}.codesim", "CodeSim: simulation-driven planning and debugging"),
+    "mapcoder": Entry(f"{_HERE}.mapcoder", "MapCoder: retrieval, planning, coding and debugging agents"),
+    "gate": Entry(f"{_HERE}.gate", "the evidence-gated commitment wrapper around a base pipeline"),
+    "cot-fewshot": Entry(f"{_HERE}.cot_fewshot", "few-shot chain of thought, as MapCoder and CodeSim ran it"),
+    "mapcoder@original": Entry(f"{_ORIGINAL}:MAPCODER", "MapCoder's released class, from a checkout"),
+    "direct@original": Entry(f"{_ORIGINAL}:DIRECT", "MapCoder's Direct baseline, from a checkout"),
+    "cot@original": Entry(f"{_ORIGINAL}:COT", "MapCoder's CoT baseline, from a checkout"),
+    "selfplanning@original": Entry(f"{_ORIGINAL}:SELFPLANNING", "MapCoder's Self-Planning, from a checkout"),
+    "analogical@original": Entry(f"{_ORIGINAL}:ANALOGICAL", "MapCoder's Analogical, from a checkout"),
+    "codesim@original": Entry(f"{_ORIGINAL}:CODESIM", "CodeSim's own class, from a checkout"),
+    "codesim-wd@original": Entry(f"{_ORIGINAL}:CODESIM_WD", "CodeSim without debugging, from a checkout"),
+    "codesim-wpv@original": Entry(f"{_ORIGINAL}:CODESIM_WPV", "CodeSim without plan verification, from a checkout"),
+    "codesim-wpvd@original": Entry(f"{_ORIGINAL}:CODESIM_WPVD", "CodeSim without either, from a checkout"),
+}, default_attribute="PIPELINE", check=named(Pipeline, "pipeline", "a Pipeline"))
+
+
 def names() -> list[str]:
     """Every registered pipeline, in registry order."""
-    return list(REGISTRY)
+    return list(REGISTRY.names())
 
 
 def get_pipeline(name: str) -> Pipeline[Any]:
-    """The registered pipeline ``name`` (its module is imported on first use)."""
-    if name not in REGISTRY:
-        raise UsageError(f"unknown pipeline {name!r}; known: {', '.join(REGISTRY)}")
-    module, _, attribute = REGISTRY[name].partition(":")
-    found = getattr(importlib.import_module(module), attribute or "PIPELINE")
-    if not isinstance(found, Pipeline) or found.name != name:
-        raise TypeError(f"{REGISTRY[name]} must be a Pipeline named {name!r}")
-    return found
+    """The registered pipeline ``name`` (its module is imported on first use); an unknown name is a
+    ``UsageError`` listing the registered ones."""
+    return REGISTRY.get(name)
 
 
 @dataclass(frozen=True)

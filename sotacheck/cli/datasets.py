@@ -18,9 +18,9 @@ from sotacheck.core.errors import UsageError
                    "dataset ID; a bare ID is MBPP-ET's (both readings); repeatable.")
 def datasets(data_dir: Path | None, hub_ids: tuple[str, ...]) -> None:
     """List the benchmarks with their problem counts, content hashes, sources and licences."""
-    from sotacheck.reruns.benchmarks.catalog import card
+    from sotacheck.reruns.benchmarks.registry import card
 
-    for name, dataset in api.datasets(data_dir, _hub_ids(hub_ids)):
+    for name, dataset in api.datasets(data_dir, hub_id=_hub_ids(hub_ids)):
         if isinstance(dataset, str):
             click.echo(f"{name:15s} unavailable: {dataset}")
         else:

@@ -44,7 +44,8 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
                                 mode=mode, max_error_rate=max_error_rate)  # type: ignore[arg-type]
         base_path, base_arm = _run_and_arm(baseline)
         cand_path, cand_arm = _run_and_arm(candidate)
-        result = api.gate(base_path, cand_path, base_arm, cand_arm, dataset, settings)
+        result = api.gate(base_path, candidate=cand_path, baseline_arm=base_arm, candidate_arm=cand_arm, dataset=dataset,
+                          settings=settings)
     except SotacheckError as exc:
         reason = " ".join(str(exc).split())
         if junit is not None:

@@ -43,7 +43,8 @@ class _ImportCommand(click.Command):
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
 def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | None, samples: int | None,
             instances: Path | None, force: bool) -> None:
-    run, repairs = api.import_logs(kind, path, out, arm, dataset, force, samples=samples, instances=instances)
+    run, repairs = api.import_logs(kind, path=path, out=out, arm=arm, dataset=dataset, force=force, samples=samples,
+                                   instances=instances)
     table = run.outcomes
     click.echo(f"wrote {out}: {len(table)} cells")
     groups = table.assign(errors=table["status"] == "error").groupby(["arm", "dataset"])["errors"]

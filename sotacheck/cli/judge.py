@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, data_dir_option, executor_option, hub_id_option, ray_address_option, write_text
+from sotacheck.cli.options import PATH, as_flags, data_dir_option, executor_option, hub_id_option, ray_address_option, write_text
 
 
 @click.command()
@@ -45,9 +45,12 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     if audit_tests:
         _audit(dataset, workers, test_timeout, data_dir, hub_id, as_json, out)
         return
-    reports = [api.judge(dataset, samples, canonical, workers, test_timeout, data_dir, executor, ray_address,
-                         progress=not as_json and sys.stderr.isatty(), run_out=run_out if index == 0 else None,
-                         arm=arm, hub_id=hub_id, relative_timeout=relative_timeout) for index in range(repeat)]
+    with as_flags(canonical="--canonical", samples="--samples FILE", executor="--executor",
+                  relative_timeout="--relative-timeout"):
+        reports = [api.judge(dataset, samples=samples, canonical=canonical, workers=workers, test_timeout=test_timeout,
+                             data_dir=data_dir, executor=executor, ray_address=ray_address,
+                             progress=not as_json and sys.stderr.isatty(), run_out=run_out if index == 0 else None,
+                             arm=arm, hub_id=hub_id, relative_timeout=relative_timeout) for index in range(repeat)]
     result = reports[0]
     flaky = api.flaky_problems(reports) if repeat > 1 else None
     report = result.as_dict()
@@ -84,7 +87,7 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
 
 def _audit(dataset: str, workers: int | None, test_timeout: float, data_dir: Path | None, hub_id: str | None,
            as_json: bool, out: Path | None) -> None:
-    audit = api.audit_tests(dataset, workers, test_timeout, data_dir, hub_id)
+    audit = api.audit_tests(dataset, workers=workers, test_timeout=test_timeout, data_dir=data_dir, hub_id=hub_id)
     text = json.dumps(audit.as_dict(), indent=2)
     if out is not None:
         write_text(out, text + "\n")

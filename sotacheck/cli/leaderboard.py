@@ -45,7 +45,7 @@ def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, again
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt is not None and as_json:
         raise UsageError("give --json or --format, not both")
-    board = api.leaderboard(runs, dataset, alpha=alpha, against=against, confidence=confidence,
+    board = api.leaderboard(runs, dataset=dataset, alpha=alpha, against=against, confidence=confidence,
                             canonical=canonical, weak_tests=weak_tests, data_dir=data_dir)
     if as_json:
         text = json.dumps(board.to_json(), indent=2) + "\n"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,3 +48,20 @@ def write_text(path: Path, text: str) -> None:
     from sotacheck.reports.files import write_atomically
 
     write_atomically(path, text)
+
+
+@contextmanager
+def as_flags(**flags: str) -> Iterator[None]:
+    """Say an API error in the command line's words: the API names its parameters (`` `format` must be ...``,
+    ``pass `allow_large=True` ``), the CLI the flags that set them (``as_flags(format="--format",
+    allow_large="--yes")`` gives ``--format must be ...``, ``pass --yes``). The error is re-raised, its type kept."""
+    from sotacheck.core.errors import SotacheckError
+
+    try:
+        yield
+    except SotacheckError as exc:
+        message = str(exc)
+        for parameter, flag in flags.items():
+            message = message.replace(f"`{parameter}=True`", flag).replace(f"`{parameter}`", flag)
+        exc.args = (message, *exc.args[1:])
+        raise

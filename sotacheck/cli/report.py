@@ -23,5 +23,6 @@ from sotacheck.cli.options import PATH, baseline_option, compare_option, data_di
 def report(runs: tuple[Path, ...], output: Path, claims_files: tuple[Path, ...], baseline: str | None,
            compare: tuple[tuple[str, str], ...], leaderboards: tuple[str, ...], data_dir: Path | None) -> None:
     """A self-contained HTML audit report (no network needed to open it), one section per study."""
-    path = api.report(runs, output, claims_files, baseline, data_dir, compare=compare, leaderboard=leaderboards)
+    path = api.report(runs, output=output, claims=claims_files, baseline=baseline, data_dir=data_dir, compare=compare,
+                      leaderboard=leaderboards)
     click.echo(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")

@@ -9,7 +9,15 @@ from typing import Any, TypeVar
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, data_dir_option, executor_option, hub_id_option, ray_address_option, reuse_option
+from sotacheck.cli.options import (
+    PATH,
+    as_flags,
+    data_dir_option,
+    executor_option,
+    hub_id_option,
+    ray_address_option,
+    reuse_option,
+)
 from sotacheck.core.errors import InputError, UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -111,7 +119,9 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
                               max_tries=max_tries, original_code=checkouts,
                               pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
         run_spec = validate_spec(fields, "command line")
-    _print_summary(out, api.rerun(run_spec, out, executor, ray_address, reuse))
+    with as_flags(reuse="--reuse", executor="--executor"):
+        summary = api.rerun(run_spec, out=out, executor=executor, ray_address=ray_address, reuse=reuse)
+    _print_summary(out, summary)
 
 
 @click.command()
@@ -139,8 +149,9 @@ def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: 
     fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
                           prefix_reuse, data_dir, hub_id, dataset=dataset,
                           original_code=_original_code(original_code))
-    run_spec = api.sweep_spec(pipeline, grid, fields, fixed, allow_large=yes)
-    summary = api.rerun(run_spec, out, executor, ray_address, reuse)
+    with as_flags(allow_large="--yes", reuse="--reuse", executor="--executor"):
+        run_spec = api.sweep_spec(pipeline, grid=grid, fields=fields, fixed=fixed, allow_large=yes)
+        summary = api.rerun(run_spec, out=out, executor=executor, ray_address=ray_address, reuse=reuse)
     click.echo(f"sweep of {len(run_spec.pipelines)} settings: {summary.calls} calls requested, {summary.sent} made "
                f"({100 * summary.sent / max(summary.calls, 1):.0f} %), the rest shared through the response cache")
     _print_summary(out, summary)
@@ -154,7 +165,9 @@ def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: 
 @reuse_option
 def resume(run_dir: Path, replay: bool, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Continue a stopped run (received calls are replayed from the store, never re-sent)."""
-    _print_summary(run_dir, api.resume(run_dir, replay, executor, ray_address, reuse))
+    with as_flags(reuse="--reuse", executor="--executor"):
+        summary = api.resume(run_dir, replay=replay, executor=executor, ray_address=ray_address, reuse=reuse)
+    _print_summary(run_dir, summary)
 
 
 def _print_summary(run_dir: Path, summary: Any) -> None:

@@ -1,5 +1,5 @@
-"""One lazy registry type for every kind of plug-in (import kinds now; pipelines, model back-ends, loaders and
-CLI commands can move onto it): a name maps to ``"module:attribute"`` and a one-line description, and the
+"""One lazy registry type for every kind of plug-in (pipelines, model back-ends, import kinds, benchmarks and
+CLI commands): a name maps to ``"module:attribute"`` and a one-line description, and the
 module is imported only when the entry is first used, so that listing the names (``sotacheck --help``)
 imports nothing.
 
@@ -104,3 +104,22 @@ class Registry(Generic[T]):
     def load_all(self) -> list[T]:
         """Every registered object, in order (imports every module)."""
         return [self.get(name) for name in self.entries]
+
+
+def named(cls: type[T], kind: str, what: str) -> Callable[[str, Any], T]:
+    """A registry's ``check`` for plug-ins that carry their own name: the object must be a ``cls`` whose
+    ``name`` is the name it is registered under (so that a copied registry line cannot serve another plug-in).
+
+    Parameters
+    ----------
+    cls : the plug-in's type.
+    kind : the registry's kind, for the message (``"pipeline"``).
+    what : the type as the message says it (``"a Pipeline"``).
+    """
+
+    def check(name: str, found: Any) -> T:
+        if not isinstance(found, cls) or getattr(found, "name", None) != name:
+            raise TypeError(f"{kind} {name!r} must be registered to {what} named {name!r}, not {found!r}")
+        return found
+
+    return check

@@ -58,7 +58,7 @@ def test_the_recorded_methods_run_has_mapcoders_cut_replies_by_stage(tmp_path: P
 
 
 def test_mapcoders_released_logs_give_the_published_call_counts(tmp_path: Path) -> None:
-    run, _ = api.import_logs("mapcoder", PUBLISHED, tmp_path / "mapcoder-he")
+    run, _ = api.import_logs("mapcoder", path=PUBLISHED, out=tmp_path / "mapcoder-he")
     row = next(r for r in fidelity([run]) if r.arm == "MapCoder-5-5")
     assert row.cells == 164 and round(row.calls_mean or 0, 2) == 16.84
     assert dict(row.calls_counts)[12] == 112 and dict(row.calls_counts)[41] == 21
@@ -71,7 +71,7 @@ def test_the_ablation_logs_3_5_and_3_0(tmp_path: Path, data_dir: Path) -> None:
     ablation = data_dir / "published-runs" / "mapcoder" / "Ablation" / "HumanEval"
     if not ablation.is_dir():
         pytest.skip(f"{ablation} not here")
-    run, _ = api.import_logs("mapcoder", ablation, tmp_path / "ablation")
+    run, _ = api.import_logs("mapcoder", path=ablation, out=tmp_path / "ablation")
     rows = {r.arm: r for r in fidelity([run])}
     assert round(rows["MapCoder-3-5"].calls_mean or 0, 2) == 11.01  # "mean 11.0"
     assert rows["MapCoder-3-0"].calls_counts == ((10, 164),)
@@ -94,7 +94,7 @@ def test_the_call_table_round_trips_and_a_missing_column_is_named(tmp_path: Path
 
 
 def test_the_report_shows_the_figures_and_the_warning(tmp_path: Path) -> None:
-    published, _ = api.import_logs("mapcoder", PUBLISHED, tmp_path / "mapcoder-he")
+    published, _ = api.import_logs("mapcoder", path=PUBLISHED, out=tmp_path / "mapcoder-he")
     model = build_model([load_run(RUNS / "methods-qwen05b"), published], [])
     (warning,) = [w for w in model.fidelity_warnings if "mapcoder[k=3,t=5]" in w and "cut by the token limit" in w]
     assert any("replies cut by the token limit (Fidelity, below)" in line for line in model.summary)
@@ -139,7 +139,7 @@ def test_calls_by_problem_agrees_with_the_store_cell_by_cell(tmp_path: Path) -> 
 
 
 def test_an_imported_log_has_calls_but_no_cut_count(tmp_path: Path) -> None:
-    run, _ = api.import_logs("mapcoder", PUBLISHED, tmp_path / "mapcoder-he")
+    run, _ = api.import_logs("mapcoder", path=PUBLISHED, out=tmp_path / "mapcoder-he")
     view = calls_by_problem([run])
     column = view.columns.index((run.name, "MapCoder-5-5", "humaneval"))
     counts = [row.cells[column].calls for row in view.rows if row.cells[column] is not None]

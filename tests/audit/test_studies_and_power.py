@@ -57,6 +57,7 @@ def _conditions(runs: list[Run]) -> dict[str, tuple[object, ...]]:
     return out
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> None:
     result = analyze(every_run, baseline="direct", n_resamples=200)
     conditions = _conditions(every_run)
@@ -93,6 +94,7 @@ def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> 
             assert [c.pvalue_holm for c in family] == pytest.approx(list(expected), rel=1e-12)
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_a_comparison_across_studies_only_by_name_and_labelled(every_run) -> None:
     result = analyze(every_run, baseline="direct", n_resamples=200, compare=[("MapCoder-5-5", "direct")])
     requested = result.requested

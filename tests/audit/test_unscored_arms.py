@@ -112,6 +112,7 @@ def test_a_study_of_unscored_arms_only_still_reports() -> None:
     assert pass_rate_table(result).rows[0][3].text == "no result"
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_cli_and_html_report(tmp_path, with_broken) -> None:
     run_dir = write_run(tmp_path / "broken-run", with_broken.outcomes, {"source": "csv"})
     done = subprocess.run([*SOTACHECK, "analyze", str(run_dir), "--baseline", "direct", "--resamples", "200",

@@ -88,7 +88,7 @@ def test_a_count_table_imports_and_the_summary_counts_error_cells(tmp_path: Path
 
 @pytest.mark.parametrize("instances", ["instances.txt", "instances.json"])
 def test_swebench_folder_of_submissions(tmp_path: Path, instances: str) -> None:
-    run, _ = api.import_logs("swebench", LITE, tmp_path / "run", instances=SWEBENCH / instances)
+    run, _ = api.import_logs("swebench", path=LITE, out=tmp_path / "run", instances=SWEBENCH / instances)
     outcomes = run.outcomes
     ids = (SWEBENCH / "instances.txt").read_text().split()
     expected = {}
@@ -108,7 +108,7 @@ def test_swebench_folder_of_submissions(tmp_path: Path, instances: str) -> None:
 
 def test_swebench_one_file_with_arm_and_dataset(tmp_path: Path) -> None:
     results = LITE / "20240201_agent-b/results/results.json"
-    run, _ = api.import_logs("swebench", results, tmp_path / "run", arm="b", dataset="swe-bench-lite",
+    run, _ = api.import_logs("swebench", path=results, out=tmp_path / "run", arm="b", dataset="swe-bench-lite",
                              instances=SWEBENCH / "instances.txt")
     assert set(run.outcomes["arm"]) == {"b"} and set(run.outcomes["dataset"]) == {"swe-bench-lite"}
     assert run.outcomes["passed"].sum() == 1
@@ -124,15 +124,15 @@ def test_swebench_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert code == 2 and "resolved instance 'django__django-11099' is not in the instance list" in err, err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
     with pytest.raises(OutcomeError, match=r"not a SWE-bench results.json \(no `resolved` list\) \(it looks like 'evalplus'"):
-        api.import_logs("swebench", next(EVALPLUS.glob("*eval_results.json.gz")), tmp_path / "run", instances=short)
+        api.import_logs("swebench", path=next(EVALPLUS.glob("*eval_results.json.gz")), out=tmp_path / "run", instances=short)
 
 
 def test_runs_of_several_models_keep_distinct_arms(tmp_path: Path) -> None:
     files = sorted(EVALPLUS.glob("*eval_results.json.gz"))[:2]
-    runs = [api.import_logs("evalplus", file, tmp_path / f"run{i}", arm=f"model-{i}")[0]
+    runs = [api.import_logs("evalplus", path=file, out=tmp_path / f"run{i}", arm=f"model-{i}")[0]
             for i, file in enumerate(files)]
     combined = pd.concat([run.outcomes for run in runs])
     assert sorted(set(combined["arm"])) == ["model-0", "model-1"]
     assert combined.duplicated(["arm", "dataset", "problem", "repeat"]).sum() == 0
     with pytest.raises(UsageError, match="--samples: not an option of import kind 'evalplus'"):
-        api.import_logs("evalplus", files[0], tmp_path / "x", samples=3)
+        api.import_logs("evalplus", path=files[0], out=tmp_path / "x", samples=3)

@@ -55,11 +55,11 @@ def test_import_then_analyze(tmp_path: Path, kind: str, path: Path, cells: int) 
 
 
 def test_dataset_and_arm_options_for_a_tool_log(tmp_path: Path) -> None:
-    run, _ = api.import_logs("lm-eval", FIXTURES / "lmeval/logs", tmp_path / "run", arm="direct-lmeval",
+    run, _ = api.import_logs("lm-eval", path=FIXTURES / "lmeval/logs", out=tmp_path / "run", arm="direct-lmeval",
                              dataset="humaneval")
     assert set(run.outcomes["arm"]) == {"direct-lmeval"} and set(run.outcomes["dataset"]) == {"humaneval"}
     with pytest.raises(UsageError, match="--arm names one arm, but the folder holds 4"):
-        api.import_logs("evalplus", EVALPLUS, tmp_path / "other", arm="x")
+        api.import_logs("evalplus", path=EVALPLUS, out=tmp_path / "other", arm="x")
 
 
 def _left_over(parent: Path) -> list[str]:
@@ -99,7 +99,7 @@ def _truncated(folder: Path) -> Path:
 
 def test_a_failed_import_leaves_an_existing_run_as_it_was(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    api.import_logs("inspect", INSPECT_EVAL, out)
+    api.import_logs("inspect", path=INSPECT_EVAL, out=out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     done = _sotacheck("import", "inspect", str(_truncated(tmp_path)), "--out", str(out), "--force")
     assert done.returncode == 2

@@ -21,7 +21,7 @@ PUBLISHED = REPO / "data/published/mapcoder/ChatGPT/HumanEval"
 
 @pytest.fixture(scope="module")
 def mapcoder(tmp_path_factory) -> Run:
-    run, _ = api.import_logs("mapcoder", PUBLISHED, tmp_path_factory.mktemp("runs") / "mapcoder-he")
+    run, _ = api.import_logs("mapcoder", path=PUBLISHED, out=tmp_path_factory.mktemp("runs") / "mapcoder-he")
     return run
 
 
@@ -62,6 +62,7 @@ def test_an_imported_logs_counts_and_provenance_are_its_own(mapcoder) -> None:
     assert mapcoder.manifest.git_revision not in render(model)  # sotacheck's own revision is not shown as the log's
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_readable_at_sixty_arms() -> None:
     rng = np.random.default_rng(3)
     rates = np.linspace(0.2, 0.9, 60)

@@ -28,6 +28,7 @@ def sotacheck(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*SOTACHECK, *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_table_numbers_equal_analyze_json(mapcoder_run) -> None:
     analysis = json.loads(sotacheck("analyze", str(mapcoder_run), "--baseline", "CoT", "--json").stdout)
     csv_text = sotacheck("table", str(mapcoder_run), "--baseline", "CoT", "--format", "csv").stdout

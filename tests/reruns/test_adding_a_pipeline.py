@@ -14,6 +14,7 @@ import pytest
 
 import sotacheck
 from sotacheck.core.errors import UsageError
+from sotacheck.core.registry import Entry
 from sotacheck.reruns.pipelines import registry
 
 NEW_PIPELINE = '''
@@ -51,7 +52,8 @@ def new_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
     (package / "__init__.py").write_text("")
     (package / "plan_then_code.py").write_text(textwrap.dedent(NEW_PIPELINE))  # the one new file
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(registry.REGISTRY, "plan_then_code", "extra_pipelines.plan_then_code")  # the one line
+    monkeypatch.setitem(registry.REGISTRY.entries, "plan_then_code",  # the one line
+                        Entry("extra_pipelines.plan_then_code", "plan, then code"))
     yield "plan_then_code"
     sys.modules.pop("extra_pipelines.plan_then_code", None)
     sys.modules.pop("extra_pipelines", None)
@@ -60,7 +62,7 @@ def new_pipeline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
 def test_a_new_pipeline_runs_and_is_analysed_with_no_other_change(new_pipeline: str, tmp_path: Path) -> None:
     spec = {"dataset": "humaneval", "limit": 3, "model": "loopback", "seed": 7,
             "pipelines": [{"name": "direct"}, {"name": new_pipeline, "params": {"rounds": 2}}]}
-    summary = sotacheck.rerun(spec, tmp_path / "run", progress=False)
+    summary = sotacheck.rerun(spec, out=tmp_path / "run", progress=False)
     assert (summary.finished, summary.errors, summary.leakage_clean) == (6, 0, True)
     assert summary.calls == 3 * 1 + 3 * (1 + 2)  # direct: 1 call; plan_then_code: plan + 2 rounds
     run = sotacheck.load_run(tmp_path / "run")
@@ -70,7 +72,7 @@ def test_a_new_pipeline_runs_and_is_analysed_with_no_other_change(new_pipeline: 
     assert run.manifest.pipeline_defaults[new_pipeline] == {"rounds": 1}
     result = sotacheck.analyze([run], resamples=100)
     assert result.baseline == "direct" and [c.a for c in result.comparisons] == ["plan_then_code[rounds=2]"]
-    report = sotacheck.report([run], tmp_path / "report.html")
+    report = sotacheck.report([run], output=tmp_path / "report.html")
     assert "plan_then_code[rounds=2]" in report.read_text()
 
 

@@ -125,7 +125,7 @@ def test_missing_file_names_every_place_looked(tmp_path, monkeypatch) -> None:
 
 
 def test_unknown_dataset_is_a_clear_error() -> None:
-    with pytest.raises(SotacheckError, match=r"unknown dataset 'humaneval2'.*known: humaneval"):
+    with pytest.raises(SotacheckError, match=r"unknown dataset 'humaneval2'.*choose one of humaneval"):
         load_dataset("humaneval2")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sotacheck.cli.launch import judge_workers
-from sotacheck.reruns.benchmarks import LOADERS
+from sotacheck.reruns.benchmarks import BENCHMARKS
 
 # The console script a user types: its launcher starts the sandbox before the CLI is imported and ends a
 # judge run without the interpreter's teardown, so output and files must be complete all the same.
@@ -70,10 +70,10 @@ def test_out_of_range_option_is_a_usage_error(data_dir, option, value) -> None:
 def test_unknown_dataset(data_dir) -> None:
     done = run("judge", "--dataset", "humaneval-xl", "--canonical", data_dir=data_dir)
     assert done.returncode == 2
-    known = ", ".join(LOADERS)  # every loader, in the order they are registered
+    known = ", ".join(BENCHMARKS)  # every loader, in the order they are registered
     assert known.startswith("humaneval, humaneval-et, mbpp, mbpp-test, mbpp-mapcoder, mbpp-et, mbpp-et-rows")
-    assert {"humaneval-plus", "mbpp-plus"} <= set(LOADERS)
-    assert done.stderr.strip() == f"sotacheck: error: unknown dataset 'humaneval-xl'; known: {known}"
+    assert {"humaneval-plus", "mbpp-plus"} <= set(BENCHMARKS)
+    assert done.stderr.strip() == f"sotacheck: error: unknown dataset 'humaneval-xl'; choose one of {known}"
 
 
 def test_datasets_lists_counts_and_hashes(data_dir) -> None:

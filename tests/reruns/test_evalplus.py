@@ -24,7 +24,7 @@ import pytest
 
 from sotacheck.core.errors import DataFileNotFound, SotacheckError
 from sotacheck.core.rundir import load_run
-from sotacheck.reruns.benchmarks import LOADERS, load_dataset
+from sotacheck.reruns.benchmarks import BENCHMARKS, load_dataset
 from sotacheck.reruns.benchmarks import _evalplus_oracle as oracle
 from sotacheck.reruns.benchmarks._evalplus_rules import EXPORTS, allclose, is_floats, same
 from sotacheck.reruns.benchmarks.evalplus import literal
@@ -243,13 +243,13 @@ def test_a_hub_dataset_with_the_release_fields_loads(monkeypatch, cache) -> None
             for row in humaneval_plus_rows()[:2]]  # as a hub copy may store them: JSON text
     hub = {"someone/humanevalplus": rows, "someone/x": [{"task_id": "HumanEval/0", "prompt": ""}]}
     monkeypatch.setattr(datasets, "load_dataset", lambda hub_id, split: hub[hub_id] if split == "test" else [])
-    data = LOADERS["humaneval-plus"](hub_id="someone/humanevalplus")
+    data = BENCHMARKS.get("humaneval-plus").load(hub_id="someone/humanevalplus")
     assert [p.id for p in data.problems] == ["HumanEval/2", "HumanEval/4"] and data.sources == ("someone/humanevalplus",)
     assert data.by_id()["HumanEval/2"].visible_tests == ("assert truncate_number(3.5) == 0.5",)
     with pytest.raises(SotacheckError, match=r"^someone/x row 1 \(task_id 'HumanEval/0'\): not an EvalPlus"):
-        LOADERS["humaneval-plus"](hub_id="someone/x")
+        BENCHMARKS.get("humaneval-plus").load(hub_id="someone/x")
     with pytest.raises(SotacheckError, match=r"^cannot load 'someone/y' through datasets: 'someone/y'$"):
-        LOADERS["humaneval-plus"](hub_id="someone/y")
+        BENCHMARKS.get("humaneval-plus").load(hub_id="someone/y")
 
 
 def test_rules_follow_numpy_allclose_and_evalplus() -> None:

@@ -126,6 +126,7 @@ def test_replay_miss_is_an_error_naming_the_call(tmp_path, responder) -> None:
     assert "replay: no stored response for call generate[0] of direct/HumanEval/1/repeat 0" in error
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_faults_are_retried_recorded_and_nothing_is_lost(tmp_path, responder) -> None:
     out = tmp_path / "run"
     faults: list[str | None] = ["429", None, "500", "reset", None, "malformed", "stall", None, None]

@@ -48,7 +48,7 @@ def test_last_code_block() -> None:
 
 
 def test_unknown_pipeline_or_parameter_is_an_error() -> None:
-    with pytest.raises(UsageError, match="unknown pipeline 'codesimm'; known: direct, cot, pycapsule, codesim"):
+    with pytest.raises(UsageError, match="unknown pipeline 'codesimm'; choose one of direct, cot, pycapsule, codesim"):
         Arm.of("codesimm")
     with pytest.raises(UsageError, match="pipeline 'direct': parameter p: not a parameter of this pipeline"):
         Arm.of("direct", {"p": 3})

@@ -16,7 +16,7 @@ import pytest
 import sotacheck
 from sotacheck.core.errors import InputError, SotacheckError
 from sotacheck.reruns.benchmarks import load_dataset
-from sotacheck.reruns.benchmarks.loaders import HUB_DATASETS, LOADERS
+from sotacheck.reruns.benchmarks.registry import BENCHMARKS, hub_datasets
 from sotacheck.reruns.leakage import check_run_leakage
 from sotacheck.reruns.store.run_store import RunStore
 
@@ -51,7 +51,7 @@ def test_a_hub_id_reaches_the_loader_of_every_benchmark_that_has_a_hub_source(hu
     assert [p.entry_point for p in data.problems] == ["add_one", "double"] and data.sources == (HUB_ID,)
     assert data.problems[0].hidden_tests == tuple(ROWS[0]["test_case_list"])
     assert hub == [(HUB_ID, "test")]
-    assert {"mbpp-et", "mbpp-et-rows", "humaneval-plus", "mbpp-plus"} == HUB_DATASETS and set(LOADERS) >= HUB_DATASETS
+    assert {"mbpp-et", "mbpp-et-rows", "humaneval-plus", "mbpp-plus"} == set(hub_datasets()) <= set(BENCHMARKS)
     # humaneval-plus and mbpp-plus get it too (before, load_dataset dropped it and looked for local files)
     with pytest.raises(SotacheckError, match=r"^cannot load 'someone/humanevalplus' through datasets: "):
         load_dataset("humaneval-plus", hub_id="someone/humanevalplus")
@@ -68,7 +68,7 @@ def test_a_hub_id_for_a_bundled_benchmark_is_refused_not_ignored(name: str) -> N
 def test_a_rerun_its_replay_its_leakage_check_and_the_judge_read_the_hub_copy(hub, tmp_path: Path) -> None:
     spec = {"dataset": "mbpp-et-rows", "hub_id": HUB_ID, "model": "loopback", "seed": 1,
             "pipelines": [{"name": "direct"}]}
-    assert sotacheck.rerun(spec, tmp_path / "run", progress=False).errors == 0
+    assert sotacheck.rerun(spec, out=tmp_path / "run", progress=False).errors == 0
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
     assert manifest["spec"]["hub_id"] == HUB_ID and manifest["dataset"]["sources"] == [HUB_ID]
     store = RunStore.open(tmp_path / "run")
@@ -87,7 +87,7 @@ def test_a_rerun_its_replay_its_leakage_check_and_the_judge_read_the_hub_copy(hu
 def test_a_spec_with_a_hub_id_for_a_bundled_benchmark_fails_before_anything_runs(tmp_path: Path) -> None:
     spec = {"dataset": "humaneval", "hub_id": "x/y", "model": "loopback", "pipelines": [{"name": "direct"}]}
     with pytest.raises(InputError, match=r"^run spec: --hub-id 'x/y': dataset 'humaneval' is not read from a hub"):
-        sotacheck.rerun(spec, tmp_path / "run", progress=False)
+        sotacheck.rerun(spec, out=tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()
 
 

@@ -36,7 +36,7 @@ def spec(pipelines: list[str], checkouts: dict[str, str], **more: object) -> dic
 @REQUIRES_CHECKOUTS
 def test_every_original_runs_under_the_harness(tmp_path) -> None:
     pipelines = [*BASELINES, "mapcoder@original", "codesim@original", "codesim-wpvd@original"]
-    summary = sotacheck.rerun(spec(pipelines, CHECKOUTS), tmp_path / "run", progress=False)
+    summary = sotacheck.rerun(spec(pipelines, CHECKOUTS), out=tmp_path / "run", progress=False)
     assert (summary.finished, summary.leakage_clean) == (2 * len(pipelines), True)
     table = pd.read_csv(tmp_path / "run" / "outcomes.csv")
     for baseline in BASELINES:  # their baselines: one call each (SelfPlanning: plan, then code)
@@ -68,7 +68,7 @@ def test_every_original_runs_under_the_harness(tmp_path) -> None:
 
 @REQUIRES_CHECKOUTS
 def test_replay_rederives_the_original_cells(tmp_path) -> None:
-    sotacheck.rerun(spec(["direct@original", "codesim@original"], CHECKOUTS), tmp_path / "run", progress=False)
+    sotacheck.rerun(spec(["direct@original", "codesim@original"], CHECKOUTS), out=tmp_path / "run", progress=False)
     first = pd.read_csv(tmp_path / "run" / "outcomes.csv").drop(columns=["wall_s"])
     replayed = sotacheck.resume(tmp_path / "run", replay=True, progress=False)
     assert replayed.sent == 0

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from sotacheck.reruns.model.loopback import LoopbackServer
 from tests.sotacheck_command import SOTACHECK
@@ -34,6 +35,7 @@ def calls(run: Path) -> pd.DataFrame:
         return pd.read_sql("SELECT call_id, cache_key, response, served_from FROM calls", db)
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_reused_replies_are_not_sent_and_change_no_outcome(tmp_path, responder) -> None:  # noqa: F811
     with LoopbackServer(responder) as server:
         rerun(server, tmp_path / "donor", 1)

@@ -68,7 +68,7 @@ def test_no_cap_sends_no_max_tokens_and_a_cap_sends_it() -> None:
 def test_a_rerun_records_each_arms_sampling_in_run_json_and_each_call(tmp_path: Path) -> None:
     spec = {"dataset": "humaneval", "limit": 2, "model": "loopback", "seed": 7,
             "pipelines": [{"name": "direct"}, {"name": "codesim", "params": {"p": 1, "d": 1}}]}
-    summary = sotacheck.rerun(spec, tmp_path / "run", progress=False)
+    summary = sotacheck.rerun(spec, out=tmp_path / "run", progress=False)
     assert summary.errors == 0
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
     assert manifest["arm_sampling"]["direct"]["top_p"] == 0.95 and manifest["arm_sampling"]["direct"]["max_tokens"] == "none"
@@ -89,7 +89,7 @@ def test_a_resume_that_would_sample_otherwise_is_an_error(tmp_path: Path) -> Non
     from sotacheck.reruns.store.run_store import RunStore
 
     spec = {"dataset": "humaneval", "limit": 1, "model": "loopback", "seed": 7, "pipelines": [{"name": "direct"}]}
-    sotacheck.rerun(spec, tmp_path / "run", progress=False)
+    sotacheck.rerun(spec, out=tmp_path / "run", progress=False)
     store = RunStore.open(tmp_path / "run")
     recorded = store.get_meta("arm_sampling")
     assert recorded["direct"]["top_p"] == 0.95
@@ -110,7 +110,7 @@ def test_a_run_records_pipeline_revisions_and_refuses_to_resume_under_another(tm
     spec = {"dataset": "humaneval", "limit": 1, "model": "loopback", "seed": 7,
             "pipelines": [{"name": "codesim", "params": {"p": 1, "d": 0}},
                           {"name": "gate", "params": {"base": "direct", "hold_budget": 0}}]}
-    assert sotacheck.rerun(spec, tmp_path / "run", progress=False).errors == 0
+    assert sotacheck.rerun(spec, out=tmp_path / "run", progress=False).errors == 0
     manifest = json.loads((tmp_path / "run" / "run.json").read_text())
     assert manifest["pipeline_revisions"] == {"codesim": 2, "gate": 1, "direct": 1}
     assert sotacheck.resume(tmp_path / "run", replay=True, progress=False).sent == 0  # same revisions: replays

@@ -138,12 +138,25 @@ KEYCTL = """
         return _libc.syscall(_KEYCTL, 10, ctypes.c_long(keyring), b"user", b"sotacheck-answer", 0)
     def persistent():
         return _libc.syscall(_KEYCTL, 22, ctypes.c_long(-1), ctypes.c_long(-2))
+    def setperm(keyring, mask):
+        return _libc.syscall(_KEYCTL, 5, ctypes.c_long(keyring), ctypes.c_ulong(mask))
+    def settimeout(keyring, seconds):
+        return _libc.syscall(_KEYCTL, 15, ctypes.c_long(keyring), ctypes.c_ulong(seconds))
+    def invalidate(keyring):
+        return _libc.syscall(_KEYCTL, 21, ctypes.c_long(keyring))
+    def attributes(keyring):  # what a later execution can read of a keyring: its serial and description
+        buffer = ctypes.create_string_buffer(256)
+        serial = _libc.syscall(_KEYCTL, 0, ctypes.c_long(keyring), 0)
+        length = _libc.syscall(_KEYCTL, 6, ctypes.c_long(keyring), buffer, 256)
+        return [serial, buffer.value.decode() if length > 0 else None]
     """
 KEEPING = {  # what one execution stores, and how the next looks for it: square returns 0 if it finds it
     "user keyring": ("add(-4)", "search(-4) > 0"),
     "user session keyring": ("add(-5)", "search(-5) > 0"),
     "session keyring": ("add(-3)", "search(-3) > 0"),
     "persistent keyring": ("add(persistent())", "persistent() > 0 and search(persistent()) > 0"),
+    "user keyring's permissions": ("setperm(-4, 0x3f3f0009)", "';3f3f0009;' in str(attributes(-4)[1])"),
+    "user session keyring's permissions": ("setperm(-5, 0x3f3f0009)", "';3f3f0009;' in str(attributes(-5)[1])"),
     "file in the working directory": ("open('kept', 'w').write('42')", "os.path.exists('kept')"),
     "file in /tmp": ("open('/tmp/kept', 'w').write('42')", "os.path.exists('/tmp/kept')"),
     "directory in /tmp": ("os.mkdir('/tmp/kept.d')", "os.path.exists('/tmp/kept.d')"),
@@ -180,6 +193,25 @@ def test_nothing_persists_to_the_next_execution(channel: str) -> None:
     time.sleep(0.2)  # a daemon that would keep a channel open has had time to start
     assert run(finder) == "passed", f"{channel}: the next execution found what the last one kept"
     assert alive_after_a_while() == []
+
+
+@needs_root
+def test_a_keyring_keeps_no_attribute_from_one_execution_to_the_next() -> None:
+    """Bits kept without a key: the user keyrings' permissions, timeout, or a new serial number after
+    invalidating them. What the next execution reads of them is what the one before the keeper read."""
+    helpers = textwrap.dedent(KEYCTL)
+    reader = helpers + "def square(x):\n    return [attributes(-4), attributes(-5)]\n"
+    keeper = helpers + ("def square(x):\n    for k in (-4, -5):\n        setperm(k, 0x3f3f0009); settimeout(k, 5000);"
+                        " invalidate(k)\n    return x * x\n")
+
+    def read() -> str:
+        result = execute(reader, ["r = square(1)\nassert r == 0, repr(r)"], entry_point="square", limits=LIMITS,
+                         slot=SLOT)
+        return result.tests[0].message or ""
+
+    before = read()
+    assert run(keeper) == "passed"
+    assert read() == before
 
 
 @needs_root

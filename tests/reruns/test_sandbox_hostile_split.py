@@ -397,6 +397,7 @@ def _earlier_cases() -> dict[str, tuple[str, set[str]]]:
     return HOSTILE
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 @pytest.mark.parametrize("name", list(_earlier_cases()))
 def test_earlier_hostile_cases_leave_nothing_behind(name: str) -> None:
     """The cases of ``test_sandbox_hostile`` again, on this module's slot, checked for leftovers."""

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from sotacheck.reruns.model.loopback import LoopbackServer
 from tests.sotacheck_command import SOTACHECK
@@ -21,6 +22,7 @@ def table(run: Path) -> pd.DataFrame:
     return pd.read_csv(run / "outcomes.csv").drop(columns=["wall_s"]).sort_values(["arm", "problem"]).reset_index(drop=True)
 
 
+@pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 def test_sweep_shares_calls_and_matches_separate_runs(tmp_path, responder) -> None:  # noqa: F811
     with LoopbackServer(responder) as server:
         swept = subprocess.run([*SOTACHECK, "sweep", "--pipeline", "pycapsule", "--grid", "max_attempts=0..3",

@@ -1,0 +1,347 @@
+"""The API on run directories already made: read one, analyse, tabulate, rank, report, gate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sotacheck.api.inputs import runs_of
+from sotacheck.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from sotacheck.audit.analysis import AnalysisResult
+    from sotacheck.audit.gate import GateResult, GateSettings
+    from sotacheck.audit.leaderboard_results import Leaderboard
+    from sotacheck.core.rundir import Run
+
+TABLE_KINDS = ("pass-rates", "comparisons", "fidelity", "calls-by-problem")
+"""The tables :func:`table` makes (``sotacheck table --kind``)."""
+TABLE_FORMATS = ("latex", "markdown", "csv")
+CI_STYLES = ("bracket", "pm")
+
+
+def load_run(path: str | Path) -> Run:
+    """Read a run directory (a rerun's, an import's, a judge's ``run_out``), in any format version.
+
+    Parameters
+    ----------
+    path : str or Path
+        The run directory (``runs/NAME``).
+
+    Returns
+    -------
+    sotacheck.core.rundir.Run
+        Its outcome table (one row per arm × dataset × problem × repeat, the arm's identity as columns)
+        and its manifest.
+
+    Raises
+    ------
+    sotacheck.core.rundir.OutcomeError
+        No such directory, or a table that does not validate (the message names the file, line and column).
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import sotacheck, sotacheck.data
+    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> run = sotacheck.load_run(runs / "methods-qwen05b")
+    >>> run.name, len(run.outcomes), run.manifest.format_version
+    ('methods-qwen05b', 120, 2)
+    """
+    from sotacheck.core.rundir import load_run as read
+
+    return read(path)
+
+
+def analyze(runs: Iterable[Run | str | Path], *, baseline: str | None = None, confidence: float = 0.95,
+            resamples: int = 10_000, seed: int = 0, compare: Sequence[tuple[str, str]] = ()) -> AnalysisResult:
+    """Pass rates with confidence intervals per arm, grouped into studies (the same problems, model,
+    endpoint, sampling and judge), and within each study paired comparisons against its baseline.
+
+    Parameters
+    ----------
+    runs : iterable of Run, str or Path
+        Run directories (paths) or loaded :class:`~sotacheck.core.rundir.Run` objects.
+    baseline : str, optional
+        The arm each study's other arms are compared with, by its name in its run; a study without it uses
+        its default: the first pipeline its first run lists, else its first arm.
+    confidence : float
+        Confidence level of every interval.
+    resamples : int
+        Bootstrap / permutation resamples (at least 1).
+    seed : int
+        Seed of the resampling.
+    compare : sequence of (str, str)
+        Extra ``(arm, against)`` pairs, across studies if need be (then labelled so); they form their own
+        Holm family.
+
+    Returns
+    -------
+    sotacheck.audit.analysis.AnalysisResult
+        The arms' pass rates, the comparisons, the studies, and what could not be scored or compared.
+
+    Raises
+    ------
+    UsageError
+        No runs, ``resamples`` below 1, ``compare`` not pairs.
+    sotacheck.core.rundir.OutcomeError
+        A run that cannot be read.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import sotacheck, sotacheck.data
+    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> result = sotacheck.analyze([runs / "methods-qwen05b"], baseline="direct", resamples=200)
+    >>> [(arm.arm, arm.pass_rate) for arm in result.arms][:2]
+    [('codesim[d=5,p=5]', 0.65), ('cot', 0.7)]
+    >>> sotacheck.analyze([runs / "methods-qwen05b"], resamples=0)
+    Traceback (most recent call last):
+    sotacheck.core.errors.UsageError: `resamples` must be at least 1, got 0
+    """
+    from sotacheck.audit.analysis import analyze as analyze_runs
+
+    if resamples < 1:
+        raise UsageError(f"`resamples` must be at least 1, got {resamples}")
+    pairs = [tuple(pair) for pair in compare]
+    if any(len(pair) != 2 for pair in pairs):
+        raise UsageError(f"`compare` must be pairs (arm, against), got {list(compare)!r}")
+    return analyze_runs(runs_of(runs), baseline=baseline, confidence_level=confidence, n_resamples=resamples,
+                        seed=seed, compare=[(str(a), str(b)) for a, b in pairs])
+
+
+def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None, alpha: float = 0.05,
+                against: str | None = None, confidence: float = 0.95, canonical: bool = False,
+                weak_tests: bool = False, data_dir: str | Path | None = None) -> Leaderboard:
+    """Rank every system (arm) of ``runs`` on one dataset: pass rates with intervals, every pair tested with
+    the paired test under Holm, simultaneous rank intervals and the top group (the systems no other beats
+    significantly), the benchmark's resolution and its suspect problems.
+
+    Parameters
+    ----------
+    runs : iterable of Run, str or Path
+        Run directories (paths) or loaded runs; all their arms on ``dataset`` are the systems.
+    dataset : str, optional
+        The benchmark; required when the runs hold several.
+    alpha : float
+        Family-wise error rate of the pairwise tests, and so the level of the rank intervals.
+    against : str, optional
+        Test only this system's pairs (``"TOP"``: the best by pass rate, chosen from these data).
+    confidence : float
+        Level of the pass-rate intervals.
+    canonical : bool
+        Judge the dataset's canonical solutions and show their verdicts beside suspect problems.
+    weak_tests : bool
+        Run cheap wrong programs against the dataset's tests (:func:`audit_tests`) and list the problems whose
+        tests accept one among the suspect problems.
+    data_dir : str or Path, optional
+        Local benchmark files for ``canonical`` and ``weak_tests``.
+
+    Returns
+    -------
+    sotacheck.audit.leaderboard_results.Leaderboard
+        The systems, the pairs, the rank intervals, the top group and the benchmark's resolution.
+
+    Raises
+    ------
+    InputError
+        Fewer than two systems, no problem shared by all, an unknown dataset, unreadable runs.
+    UsageError
+        ``canonical`` for a dataset sotacheck cannot judge, or ``canonical``/``weak_tests`` on runs of
+        several datasets without ``dataset``.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import sotacheck, sotacheck.data
+    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> board = sotacheck.leaderboard([runs / "methods-qwen05b"])
+    >>> board.dataset, board.n_systems, board.n_problems
+    ('humaneval', 6, 20)
+    """
+    from sotacheck.api.judging import audit_tests, judge
+    from sotacheck.audit.leaderboard import leaderboard as build
+
+    loaded = runs_of(runs)
+    verdicts: dict[str, bool] | None = None
+    weak: dict[str, str] | None = None
+    if canonical or weak_tests:
+        names = sorted({str(d) for run in loaded for d in run.outcomes["dataset"].unique()})
+        chosen = dataset or (names[0] if len(names) == 1 else None)
+        if chosen is None:
+            raise UsageError(f"`canonical`/`weak_tests`: name the dataset (the runs hold {', '.join(names)})")
+        if canonical:
+            judged = judge(chosen, canonical=True, data_dir=data_dir)
+            verdicts = {v.problem_id: v.result.status == "passed" for v in judged.verdicts}
+        if weak_tests:
+            weak = {}
+            for suspect in audit_tests(chosen, data_dir=data_dir).suspects:
+                weak.setdefault(suspect.problem_id, suspect.kind)
+    return build(loaded, dataset, alpha=alpha, against=against, confidence_level=confidence, canonical=verdicts,
+                 weak_tests=weak)
+
+
+def table(runs: Iterable[Run | str | Path], *, format: str = "markdown", kind: str = "pass-rates",
+          ci: str = "bracket", baseline: str | None = None, compare: Sequence[tuple[str, str]] = ()) -> str:
+    """A paper table of one ``kind``: ``pass-rates`` or ``comparisons`` (the numbers of :func:`analyze`),
+    ``fidelity`` (calls and tokens per problem and the replies the token limit cut, per arm:
+    :func:`sotacheck.audit.fidelity.fidelity`) or ``calls-by-problem`` (each cell's calls, cut replies and
+    status: :func:`sotacheck.audit.fidelity.calls_by_problem`).
+
+    Parameters
+    ----------
+    runs : iterable of Run, str or Path
+        Run directories (paths) or loaded runs.
+    format : str
+        ``latex`` (booktabs), ``markdown`` or ``csv``.
+    kind : str
+        One of :data:`TABLE_KINDS`.
+    ci : str
+        How an interval is written: ``bracket`` (``[low, high]``) or ``pm`` (``±``).
+    baseline, compare
+        As in :func:`analyze`.
+
+    Returns
+    -------
+    str
+        The table's text.
+
+    Raises
+    ------
+    UsageError
+        An unknown ``format``, ``kind`` or ``ci``, or no runs.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import sotacheck, sotacheck.data
+    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> print(sotacheck.table([runs / "methods-qwen05b"], baseline="direct").splitlines()[0])
+    | Arm | Dataset | n | Pass@1 [95% CI] | Calls | Tokens | p (Holm) |
+    >>> sotacheck.table([runs / "methods-qwen05b"], format="html")
+    Traceback (most recent call last):
+    sotacheck.core.errors.UsageError: `format` must be one of latex, markdown, csv, got 'html'
+    """
+    from sotacheck.audit.fidelity import calls_by_problem, fidelity
+    from sotacheck.reports.tables import RENDERERS, calls_by_problem_table, comparison_table, fidelity_table, pass_rate_table
+
+    if format not in RENDERERS:
+        raise UsageError(f"`format` must be one of {', '.join(RENDERERS)}, got {format!r}")
+    if ci not in CI_STYLES:
+        raise UsageError(f"`ci` must be 'bracket' or 'pm', got {ci!r}")
+    if kind not in TABLE_KINDS:
+        raise UsageError(f"`kind` must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
+    if kind in ("fidelity", "calls-by-problem"):
+        loaded = runs_of(runs)
+        view = fidelity_table(fidelity(loaded)) if kind == "fidelity" else calls_by_problem_table(calls_by_problem(loaded))
+        return RENDERERS[format](view)
+    result = analyze(runs, baseline=baseline, compare=compare)
+    built = pass_rate_table(result, ci) if kind == "pass-rates" else comparison_table(result)  # type: ignore[arg-type]
+    return RENDERERS[format](built)
+
+
+def report(runs: Iterable[Run | str | Path], *, output: str | Path = "report.html", claims: Sequence[str | Path] = (),
+           baseline: str | None = None, data_dir: str | Path | None = None,
+           compare: Sequence[tuple[str, str]] = (), leaderboard: Sequence[str] = ()) -> Path:
+    """Render the self-contained HTML audit report of ``runs``: one section per study (see :func:`analyze`),
+    sweeps and decay fits, the claim verdicts of ``claims``, provenance, and a leaderboard section per dataset
+    of ``leaderboard``. The file is written atomically.
+
+    Parameters
+    ----------
+    runs : iterable of Run, str or Path
+        Run directories (paths) or loaded runs.
+    output : str or Path
+        The HTML file to write.
+    claims : sequence of str or Path
+        Claims registry files whose verdicts the report shows.
+    baseline, compare
+        As in :func:`analyze`.
+    data_dir : str or Path, optional
+        Local benchmark files, for the benchmark-size checks of ``claims``.
+    leaderboard : sequence of str
+        Datasets to rank every arm of the runs on (see :func:`leaderboard`).
+
+    Returns
+    -------
+    Path
+        The report's path.
+
+    Raises
+    ------
+    UsageError
+        No runs.
+    InputError
+        A run or claims file that cannot be read, a leaderboard that cannot be made.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import sotacheck, sotacheck.data
+    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     written = sotacheck.report([runs / "methods-qwen05b"], output=Path(folder) / "audit.html")
+    ...     print(written.name, written.read_text().startswith("<!DOCTYPE html>"))
+    audit.html True
+    """
+    from sotacheck.api.inputs import dataset_sizes
+    from sotacheck.audit.analysis import analyze as analyze_runs
+    from sotacheck.audit.decay_fits import with_decays
+    from sotacheck.audit.leaderboard import leaderboard as build_board
+    from sotacheck.reports.html import write_report
+
+    loaded = runs_of(runs)
+    files = [Path(f) for f in claims]
+    boards = [build_board(loaded, name) for name in dict.fromkeys(leaderboard)]
+    analysis = with_decays(analyze_runs(loaded, baseline=baseline, compare=compare), loaded)
+    return write_report(loaded, files, Path(output), baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
+                        compare=compare, boards=boards, analysis=analysis)
+
+
+def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_arm: str | None = None,
+         candidate_arm: str | None = None, dataset: str | None = None, settings: GateSettings | None = None
+         ) -> GateResult:
+    """The CI regression gate: does ``candidate`` pass fewer problems than ``baseline``, beyond noise?
+
+    Parameters
+    ----------
+    baseline : Run, str or Path
+        The reference run (the main branch's).
+    candidate : Run, str or Path
+        The run to judge (the change's).
+    baseline_arm, candidate_arm : str, optional
+        The arm of each run to compare; needed when a run holds several.
+    dataset : str, optional
+        Gate one dataset only (default: every dataset the runs share).
+    settings : sotacheck.audit.gate.GateSettings, optional
+        Alpha, the drop allowed, the smallest problem count, the mode and the resampling.
+
+    Returns
+    -------
+    sotacheck.audit.gate.GateResult
+        A check per dataset and the ``exit_code``: 0 (pass) or 1 (regression).
+
+    Raises
+    ------
+    sotacheck.audit.gate.GateInputError
+        Unusable input (too few shared problems, an ambiguous arm): the CLI's exit 2.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> import sotacheck, sotacheck.data
+    >>> from sotacheck.audit.gate import GateSettings
+    >>> methods = Path(sotacheck.data.__file__).with_name("runs") / "methods-qwen05b"
+    >>> verdict = sotacheck.gate(methods, candidate=methods, baseline_arm="direct", candidate_arm="cot",
+    ...                          settings=GateSettings(min_n=20))
+    >>> verdict.exit_code
+    0
+    """
+    from sotacheck.audit.gate import GateSettings
+    from sotacheck.audit.gate import gate as run_gate
+
+    base, cand = runs_of([baseline]), runs_of([candidate])
+    return run_gate(base[0], cand[0], baseline_arm=baseline_arm, candidate_arm=candidate_arm, dataset=dataset,
+                    settings=settings or GateSettings())
