@@ -27,9 +27,9 @@ setup-core: $(VENV)/.core-installed
 # Pyright and the other static tools read (the default mode's import hook is invisible to them). The tree
 # lists files, so a file added or removed under a package folder needs a re-install: $(CORE_FILES) is
 # rewritten whenever the list of the package's files changes, and the install depends on it.
-# With the link tree, the checkout's own sotacheck/ folder shadows the package for a Python started in the
-# repository root with the working directory first on sys.path (`python -m`, `python -c`): the targets
-# below use the venv's scripts or `python -P`.
+# A Python started in the repository root finds the checkout's own sotacheck/ folder first, which extends its
+# search path to the link tree's (sotacheck/__init__.py); the targets below still use the venv's scripts or
+# `python -P`, and the static tools, which never run that code, run in $(VENV).
 EDITABLE := --config-settings editable_mode=strict -e
 CORE_FILES := $(VENV)/.core-files
 PACKAGE_FILES := $(shell find sotacheck audit reruns reports data -path data/runs -prune -o -name __pycache__ -prune \

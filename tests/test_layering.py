@@ -60,6 +60,18 @@ def test_a_layer_is_not_importable_by_its_folder_name(folder: str) -> None:
     assert importlib.import_module(f"sotacheck.{folder}")
 
 
+def test_a_python_started_in_the_checkout_root_finds_every_layer() -> None:
+    """``python -m sotacheck.cli`` or ``python -c`` in the repository root put the checkout's own ``sotacheck/``
+    folder (core, api, cli) first on sys.path; the package's ``__init__`` extends its search path to the
+    editable install's link tree, so the layers mapped from other folders are still found."""
+    code = "import sotacheck.audit.paired, sotacheck.reruns.spec, sotacheck.reports.tables, sotacheck.data; print('ok')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+    done = subprocess.run([sys.executable, "-m", "sotacheck.cli", "--version"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr
+
+
 def import_cycles(graph: grimp.ImportGraph) -> list[tuple[str, ...]]:
     """Every loop of imports between modules, as the chain from a module back to itself. A package's
     ``__init__`` re-exporting its own submodules is not a cycle of the architecture and is left out."""
