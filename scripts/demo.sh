@@ -14,7 +14,7 @@ LIMIT=${1:-10}
 REPEATS=${2:-1}
 RECORDED_RUN=data/runs/methods-qwen05b
 # MapCoder's released HumanEval logs, bundled with sotacheck (data/SOURCES.md says where they come from).
-MAPCODER_LOGS=$(.venv/bin/python -c 'import importlib.resources as r; print(r.files("sotacheck.data") / "published/mapcoder/ChatGPT/HumanEval")')
+MAPCODER_LOGS=$(.venv/bin/python -P -c 'import importlib.resources as r; print(r.files("sotacheck.data") / "published/mapcoder/ChatGPT/HumanEval")')
 RUN=runs/demo-${LIMIT}x${REPEATS}
 started=$(date +%s)
 step() { echo; echo "== $1 ($(( $(date +%s) - started )) s)"; }

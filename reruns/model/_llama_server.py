@@ -29,8 +29,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import llama_cpp
-from llama_cpp.server.__main__ import main
+import llama_cpp  # pyright: ignore[reportMissingImports]  (the `local` extra, not in `make setup-core`)
+from llama_cpp.server.__main__ import main  # pyright: ignore[reportMissingImports]
 
 from sotacheck.reruns.model.parent_watch import exit_with_parent
 

@@ -96,7 +96,7 @@ def test_the_registry_is_lazy_and_its_errors_list_the_choices() -> None:
     code = ("import sys; from sotacheck.audit.importers import IMPORTERS; IMPORTERS.names(); "
             "IMPORTERS.descriptions(); print(sorted(m for m in ('pandas', 'numpy', 'sotacheck.audit.importers.table')"
             " if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
     with pytest.raises(UsageError, match="unknown import kind 'xlsx'; choose one of mapcoder, humaneval-results"):
         run_importer("xlsx", "t.xlsx")

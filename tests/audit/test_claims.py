@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,10 +16,10 @@ from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.rundir import load_run, write_run
+from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ run through the CLI where a user would meet it."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,8 @@ from sotacheck.audit.intervals import proportion_interval
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.errors import ArgumentError
 from sotacheck.core.rundir import load_run
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 HEADER = "arm,dataset,problem,repeat,passed,status\n"
 
 

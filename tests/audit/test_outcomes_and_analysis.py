@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +16,7 @@ from sotacheck.audit.intervals import clustered_pass_rate, pass_rate
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.audit.sweeps import sweep_table
 from sotacheck.core.rundir import OutcomeError, Run, load_run, normalise, write_run
-
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from tests.sotacheck_command import SOTACHECK
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ McNemar MDD of before.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,10 +23,10 @@ from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import sign_flip_test
 from sotacheck.audit.power import mdd_paired, mdd_paired_exact
 from sotacheck.core.rundir import Run, load_run, normalise, write_run
+from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "data" / "runs"
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.fixture(scope="module")

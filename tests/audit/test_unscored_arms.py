@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -19,8 +18,8 @@ from sotacheck.audit.sweeps import sweep_table
 from sotacheck.core.rundir import Run, load_run, normalise, write_run
 from sotacheck.reports.html import build_model, render
 from sotacheck.reports.tables import comparison_table, pass_rate_table, to_markdown
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 N = 12
 # 0/1 outcomes per problem of the arms that do have results (chosen so the two differ on 5 problems)
 OUTCOMES = {"direct": [1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0], "method": [1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0]}

@@ -15,8 +15,8 @@ import sotacheck.api
 from sotacheck.cli import main as cli_main
 from sotacheck.core.errors import ArgumentError, InputError, SotacheckError, UsageError
 from sotacheck.core.rundir import OutcomeError
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
 
 
@@ -105,6 +105,6 @@ def test_every_lazily_loaded_command_resolves_to_its_name() -> None:
 def test_a_judge_run_imports_no_other_command() -> None:
     code = ("import sys; from sotacheck.cli.main import app; app.main(['judge', '--help'], standalone_mode=False); "
             "print(sorted(m for m in sys.modules if m.startswith('sotacheck.cli.')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
     loaded = done.stdout.strip().splitlines()[-1]
     assert loaded == "['sotacheck.cli.judge', 'sotacheck.cli.main', 'sotacheck.cli.options']", loaded

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,9 @@ import pytest
 from sotacheck import api
 from sotacheck.audit.importers import kind_names
 from sotacheck.core.errors import UsageError
+from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 FIXTURES = REPO / "tests/fixtures"
 EVALPLUS = REPO / "data/published/mapcoder/ChatGPT/HumanEvalPlus"
 INSPECT_EVAL = next((FIXTURES / "inspect/logs").glob("*.eval"))

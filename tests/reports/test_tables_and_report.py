@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,8 +15,7 @@ from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
 
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import write_run
-
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from tests.sotacheck_command import SOTACHECK
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -23,9 +24,12 @@ import pytest
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.model.loopback import LoopbackServer, canonical_responder
 from tests.reruns.test_harness_recovery import outcomes, stored_calls
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 RAY = str(Path(sys.executable).parent / "ray")
+# Ray puts the driver's working directory first on its workers' sys.path; in the repository root, the
+# checkout's sotacheck/ folder would shadow the package the editable install lays out (docs/ray.md).
+DRIVER_CWD = tempfile.gettempdir()
 RECORDED = Path(__file__).resolve().parents[2] / "data" / "runs" / "reference-qwen05b"
 # A test cluster on loopback needs no token; Ray >= 2.5x turns token authentication on for `ray start --head`.
 RAY_ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_health_check_period_ms": "500",
@@ -52,7 +56,8 @@ def rerun(url: str, out: Path, executor: str, limit: int, address: str | None = 
             "--out", str(out), "--executor", executor]
     if address:
         args += ["--ray-address", address]
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=RAY_ENV)
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=RAY_ENV,
+                            cwd=DRIVER_CWD)
 
 
 def finish(process: subprocess.Popen[str], timeout: float = 600) -> str:
@@ -85,7 +90,7 @@ def test_recorded_run_replays_identically_on_ray(tmp_path) -> None:
     for name in ("store.sqlite.gz", "outcomes.csv", "run.json"):
         shutil.copy(RECORDED / name, copy / name)
     done = subprocess.run([*SOTACHECK, "resume", str(copy), "--replay", "--executor", "ray"], capture_output=True,
-                          text=True, timeout=600, env=RAY_ENV)
+                          text=True, timeout=600, env=RAY_ENV, cwd=DRIVER_CWD)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "90 model calls (0 sent, 90 from the store)" in done.stdout
     before = pd.read_csv(RECORDED / "outcomes.csv").drop(columns=["wall_s"])
@@ -98,7 +103,8 @@ def test_judge_on_ray_matches_local(data_dir) -> None:
     results = {}
     for executor in ("local", "ray"):
         done = subprocess.run([*SOTACHECK, "judge", "--dataset", "humaneval-et", "--canonical", "--json",
-                               "--executor", executor], capture_output=True, text=True, timeout=600, env=RAY_ENV)
+                               "--executor", executor], capture_output=True, text=True, timeout=600, env=RAY_ENV,
+                              cwd=DRIVER_CWD)
         assert done.returncode == 0, done.stderr[-3000:]
         results[executor] = json.loads(done.stdout)
     assert results["ray"]["results"] == results["local"]["results"]

@@ -13,7 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from .test_cluster import RAY_ENV, SOTACHECK
+from tests.sotacheck_command import SOTACHECK
+
+from .test_cluster import DRIVER_CWD, RAY_ENV
 from .test_harness_recovery import outcomes
 
 pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.ray,
@@ -31,7 +33,7 @@ def test_local_and_ray_agree_on_the_embedded_model(tmp_path) -> None:
         done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model", "local",
                                "--limit", "3", "--seed", "7", "--max-tokens", "256", "--concurrency", "1",
                                "--out", str(tmp_path / executor), "--executor", executor],
-                              capture_output=True, text=True, timeout=900, env=RAY_ENV)
+                              capture_output=True, text=True, timeout=900, env=RAY_ENV, cwd=DRIVER_CWD)
         assert done.returncode == 0, done.stderr[-2000:]
     pd.testing.assert_frame_equal(outcomes(tmp_path / "local"), outcomes(tmp_path / "ray"))
     assert replies(tmp_path / "local") == replies(tmp_path / "ray")

@@ -290,7 +290,7 @@ def test_a_literal_is_the_same_text_whatever_the_hash_seed() -> None:
     """A set's order depends on the hash seed; its literal (so a problem's tests and content hash) must not."""
     code = ("from sotacheck.reruns.benchmarks.evalplus import literal; "
             "print(literal([{'apple', 'pear', 'fig', 'kiwi', 'plum'}, frozenset({'x', 'yy', 'zzz'})]))")
-    texts = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+    texts = {subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
     assert texts == {"[{'apple', 'fig', 'kiwi', 'pear', 'plum'}, __evalplus__.frozenset({'x', 'yy', 'zzz'})]\n"}
 

@@ -17,8 +17,7 @@ from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.run import validate_spec
 from sotacheck.reruns.seeds import derive_seed
 from sotacheck.reruns.store.run_store import RunStore
-
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from tests.sotacheck_command import SOTACHECK
 
 
 def test_same_problem_repeat_and_path_give_the_same_seed_in_every_pipeline() -> None:
@@ -212,12 +211,12 @@ def test_embedded_server_process_exits_when_its_parent_is_killed(tmp_path) -> No
     import time
 
     pid_file = tmp_path / "child.pid"
-    child = ("import os, threading, time; from reruns.model.parent_watch import exit_with_parent; "
+    child = ("import os, threading, time; from sotacheck.reruns.model.parent_watch import exit_with_parent; "
              f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
              "threading.Thread(target=exit_with_parent, args=(os.getppid(), 0.1), daemon=True).start(); "
              "time.sleep(120)")
-    parent = subprocess.Popen([sys.executable, "-c", f"import subprocess, sys, time; "
-                               f"subprocess.Popen([sys.executable, '-c', {child!r}]); time.sleep(120)"])
+    parent = subprocess.Popen([sys.executable, "-P", "-c", f"import subprocess, sys, time; "
+                               f"subprocess.Popen([sys.executable, '-P', '-c', {child!r}]); time.sleep(120)"])
     deadline = time.monotonic() + 60
     while not pid_file.exists() or not pid_file.read_text():
         assert time.monotonic() < deadline, "the child never started"

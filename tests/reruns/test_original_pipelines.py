@@ -20,11 +20,11 @@ import sotacheck
 from sotacheck.core.errors import InputError, SotacheckError
 from sotacheck.reruns.model.loopback import LoopbackServer
 from sotacheck.reruns.run import validate_spec
+from tests.sotacheck_command import SOTACHECK
 
 from .scripted_methods import CHECKOUTS, REFERENCE, REQUIRES_CHECKOUTS
 from .test_harness_recovery import responder  # noqa: F401  (the canonical scripted model)
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 BASELINES = ["direct@original", "cot@original", "selfplanning@original", "analogical@original"]
 
 

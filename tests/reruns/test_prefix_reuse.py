@@ -14,6 +14,8 @@ import importlib.util
 import httpx
 import pytest
 
+from tests.sotacheck_command import SOTACHECK
+
 pytestmark = [pytest.mark.model, pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
                                 reason="the embedded model needs llama-cpp-python (make setup)")]
 
@@ -66,12 +68,11 @@ def test_a_run_asks_for_reuse_by_name_and_records_it_in_the_endpoint_identity(tm
     identity, part of every call's cache key, ends in ``aligned-prefix-reuse-64``; without it, ``fresh``."""
     import json
     import subprocess
-    import sys
 
     identities, logs = {}, {}
     for mode, extra in (("reuse", ["--prefix-reuse", "64"]), ("fresh", [])):
         out = tmp_path / mode
-        done = subprocess.run([sys.executable, "-m", "sotacheck.cli", "rerun", "--dataset", "humaneval", "--pipelines",
+        done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines",
                                "direct", "--model", "local", "--limit", "1", "--max-tokens", "8", *extra, "--out",
                                str(out)], capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr

@@ -9,14 +9,14 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests.sotacheck_command import SOTACHECK
+
 RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 RECORDED = sorted(p.name for p in RUNS.iterdir() if (p / "store.sqlite.gz").is_file())

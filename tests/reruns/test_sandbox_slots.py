@@ -27,8 +27,8 @@ def test_leases_in_one_process_are_disjoint_and_released() -> None:
 
 def test_another_process_gets_other_slots() -> None:
     with SlotLease(2) as mine:
-        script = "from reruns.sandbox.slots import SlotLease; print(SlotLease(2).slots)"
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+        script = "from sotacheck.reruns.sandbox.slots import SlotLease; print(SlotLease(2).slots)"
+        out = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, check=True).stdout
         theirs = eval(out)  # a printed list of ints
         assert not set(theirs) & set(mine.slots)
 
@@ -49,7 +49,7 @@ def test_concurrent_process_does_not_kill_a_running_candidate() -> None:
         print("done")
     """)
     with SandboxPool(workers=1, limits=LIMITS) as pool:
-        other = subprocess.Popen([sys.executable, "-c", busy], stdout=subprocess.PIPE, text=True)
+        other = subprocess.Popen([sys.executable, "-P", "-c", busy], stdout=subprocess.PIPE, text=True)
         slow = "import time\ndef f():\n    time.sleep(2)\n    return 1\n"
         result = pool.run(slow, ["assert f() == 1"], entry_point="f")
         assert other.communicate(timeout=120)[0].strip() == "done"
