@@ -7,7 +7,8 @@ in an empty temporary directory, with ``PYTHONHASHSEED=0`` so that an output bui
 the same on every load), which get the jobs on standard input and answer with one line per task, values
 as the judge's own channel writes them (``sandbox/child/_wire.py``: exact types, no pickle). A task whose
 solution raises, returns something that is not plain data, or runs past ``TASK_TIMEOUT_S`` is reported,
-with the input, and the dataset does not load.
+with the input, and the dataset does not load. (The leading underscore: a child process's module, though
+its parent side, :func:`canonical_outputs`, is here too; docs/design.md, "One meaning per name".)
 
 The outputs are cached under ``$SOTACHECK_CACHE/evalplus/`` (default ``~/.cache/sotacheck``), one file per
 release file, keyed by the SHA-256 of its content, this module's source, the input conversions' and the
