@@ -288,17 +288,16 @@ def report(runs: Iterable[Run | str | Path], *, output: str | Path = "report.htm
     audit.html True
     """
     from sotacheck.api.inputs import dataset_sizes
-    from sotacheck.audit.analysis import analyze as analyze_runs
-    from sotacheck.audit.decay_fits import with_decays
     from sotacheck.audit.leaderboard import leaderboard as build_board
+    from sotacheck.audit.report_inputs import report_inputs
     from sotacheck.reports.html import write_report
 
     loaded = runs_of(runs)
     files = [Path(f) for f in claims]
     boards = [build_board(loaded, name) for name in dict.fromkeys(leaderboard)]
-    analysis = with_decays(analyze_runs(loaded, baseline=baseline, compare=compare), loaded)
-    return write_report(loaded, files, Path(output), baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
-                        compare=compare, boards=boards, analysis=analysis)
+    inputs = report_inputs(loaded, files, baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
+                           compare=compare, boards=boards)
+    return write_report(loaded, inputs, Path(output))
 
 
 def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_arm: str | None = None,
