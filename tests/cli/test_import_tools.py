@@ -58,7 +58,7 @@ def test_dataset_and_arm_options_for_a_tool_log(tmp_path: Path) -> None:
     run, _ = api.import_logs("lm-eval", path=FIXTURES / "lmeval/logs", out=tmp_path / "run", arm="direct-lmeval",
                              dataset="humaneval")
     assert set(run.outcomes["arm"]) == {"direct-lmeval"} and set(run.outcomes["dataset"]) == {"humaneval"}
-    with pytest.raises(UsageError, match="--arm names one arm, but the folder holds 4"):
+    with pytest.raises(UsageError, match="`arm` names one arm, but the folder holds 4"):
         api.import_logs("evalplus", path=EVALPLUS, out=tmp_path / "other", arm="x")
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from sotacheck.audit.analysis import analyze
 from sotacheck.audit.importers.mapcoder import import_mapcoder
+from sotacheck.audit.report_inputs import report_inputs
 from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
@@ -43,9 +44,8 @@ def studies(runs) -> list:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, runs) -> Path:
-    return write_report(runs, sorted((REPO / "data" / "claims").glob("*.yaml")),
-                        tmp_path_factory.mktemp("report") / "report.html", baseline="direct",
-                        dataset_sizes={"humaneval": 164})
+    return write_report(runs, report_inputs(runs, sorted((REPO / "data" / "claims").glob("*.yaml")), baseline="direct",
+                                      dataset_sizes={"humaneval": 164}), tmp_path_factory.mktemp("report") / "report.html")
 
 
 def test_report_offline_in_chromium(report, browser, studies, screenshot) -> None:
