@@ -15,9 +15,8 @@ import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.model.loopback import LoopbackServer, Responder
-
-from .scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS, TUTORIAL
-from .test_harness_recovery import cli, outcomes, stored_calls
+from tests.reruns.scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS, TUTORIAL
+from tests.reruns.test_harness_recovery import cli, outcomes, stored_calls
 
 pytestmark = REQUIRES_CHECKOUTS
 
