@@ -97,10 +97,3 @@ def test_an_error_names_the_parameter_to_python_and_the_flag_on_the_command_line
         assert capsys.readouterr().err.startswith(said)
     assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
 
-
-def test_an_error_naming_parameters_survives_pickling() -> None:
-    """Ray sends errors between processes: the parameters and the template travel with the message."""
-    import pickle
-
-    error = pickle.loads(pickle.dumps(UsageError("{min_n} must be at least 1", parameters=("min_n",))))
-    assert str(error) == "`min_n` must be at least 1" and error.naming({"min_n": "--min-n"}) == "--min-n must be at least 1"

@@ -20,3 +20,11 @@ def test_one_error_family() -> None:
 
     with pytest.raises(ArgumentError, match="`method`"):
         proportion_interval(1, 3, method="wald")  # type: ignore[arg-type]
+
+
+def test_an_error_naming_parameters_survives_pickling() -> None:
+    """Ray sends errors between processes: the parameters and the template travel with the message."""
+    import pickle
+
+    error = pickle.loads(pickle.dumps(UsageError("{min_n} must be at least 1", parameters=("min_n",))))
+    assert str(error) == "`min_n` must be at least 1" and error.naming({"min_n": "--min-n"}) == "--min-n must be at least 1"
