@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         table,
     )
 
-# The names of sotacheck.api (tests/cli/test_errors_and_api.py checks that the two lists agree).
+# The names of sotacheck.api (tests/api/test_public_api.py checks that the two lists agree).
 __all__ = ["__version__", "analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare",
            "datasets", "flaky_problems", "gate", "import_logs", "judge", "leaderboard", "load_run", "migrate", "report",
            "rerun", "resume", "sweep_spec", "table"]

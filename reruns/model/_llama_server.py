@@ -14,7 +14,7 @@ Two modes, chosen by ``SOTACHECK_PREFIX_REUSE`` (set by ``reruns.model.local.Loc
 - ``A`` > 0: the cached prefix is kept only up to a multiple of ``A`` tokens (and never the whole prompt),
   so the rest of the prompt is evaluated in batches that start at a multiple of ``A``, on the same cache
   contents a fresh evaluation would have there. With ``A`` a multiple of ggml's row tile, every row then
-  falls in the same tile position as in a fresh evaluation; ``tests/reruns/test_prefix_reuse.py`` and
+  falls in the same tile position as in a fresh evaluation; ``tests/reruns/model/test_prefix_reuse.py`` and
   ``bench/bench_prefix_reuse.py`` check the logits and the replies against fresh evaluation.
 
 Run as ``python -P -m sotacheck.reruns.model._llama_server`` with the stock server's arguments, by

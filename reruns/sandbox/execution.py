@@ -31,7 +31,7 @@ wherever the environment lives, ``/tmp`` included); a private System V IPC names
 execution; a session keyring it cannot write, the uid's own keyrings view-only, and any other key of the uid
 removed after the execution that made it.
 
-**What it guarantees, against which attacks** (each class is in ``tests/reruns/test_sandbox_hostile*.py``):
+**What it guarantees, against which attacks** (each class is in ``tests/reruns/sandbox/test_hostile*.py``):
 nothing the candidate does to its own interpreter (trace or profile hooks, frames, bytecode and code
 objects, ``gc``, builtins, monkey-patched modules, ``sys.exit``/``os._exit``, signal handlers, threads,
 ``atexit``) reaches a test or the verdict: the tests are in another process, which only reads data; a

@@ -34,7 +34,7 @@ def test_help_lists_every_kind() -> None:
 
 @pytest.mark.parametrize(("kind", "path", "cells"), [
     ("evalplus", EVALPLUS, 4 * 2 * 164),
-    pytest.param("lm-eval", FIXTURES / "lmeval/logs", 5, marks=pytest.mark.slow),  # in-process: test_importers_lmeval_inspect
+    pytest.param("lm-eval", FIXTURES / "lmeval/logs", 5, marks=pytest.mark.slow),  # in-process: importers/test_lmeval_inspect
     pytest.param("inspect", INSPECT_EVAL, 10, marks=pytest.mark.slow),
 ])
 def test_import_then_analyze(tmp_path: Path, kind: str, path: Path, cells: int) -> None:

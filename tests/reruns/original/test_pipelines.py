@@ -20,10 +20,9 @@ import sotacheck
 from sotacheck.core.errors import InputError, SotacheckError
 from sotacheck.reruns.model.loopback import LoopbackServer
 from sotacheck.reruns.run import validate_spec
+from tests.reruns.scripted_methods import CHECKOUTS, REFERENCE, REQUIRES_CHECKOUTS
+from tests.reruns.test_harness_recovery import responder  # noqa: F401  (the canonical scripted model)
 from tests.sotacheck_command import SOTACHECK
-
-from .scripted_methods import CHECKOUTS, REFERENCE, REQUIRES_CHECKOUTS
-from .test_harness_recovery import responder  # noqa: F401  (the canonical scripted model)
 
 BASELINES = ["direct@original", "cot@original", "selfplanning@original", "analogical@original"]
 

@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
-
-from .scripted_methods import REQUIRES_CHECKOUTS, TUTORIAL, Scenario, Trace, run_scenarios
+from tests.reruns.scripted_methods import REQUIRES_CHECKOUTS, TUTORIAL, Scenario, Trace, run_scenarios
 
 GRID = [(k, t) for k in (3, 5) for t in (0, 3, 5)]
 

@@ -1,7 +1,7 @@
 """Killing a ``mapcoder@original`` run (SIGKILL at a named crash point) and resuming it gives the outcome
 table of the uninterrupted run, with no received call sent again — the authors' class restarts in a fresh
 child process and every call it repeats is answered from the store. The model is a scripted loopback
-endpoint answering MapCoder's stages from markers it planted (see scripted_methods.py): it drives the
+endpoint answering MapCoder's stages from markers it planted (see ../scripted_methods.py): it drives the
 harness; it is not evidence about the method."""
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.model.loopback import LoopbackServer, Responder
-
-from .scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS, TUTORIAL
-from .test_harness_recovery import cli, outcomes, stored_calls
+from tests.reruns.scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS, TUTORIAL
+from tests.reruns.test_harness_recovery import cli, outcomes, stored_calls
 
 pytestmark = REQUIRES_CHECKOUTS
 

@@ -13,7 +13,7 @@ import pytest
 
 from sotacheck.audit.importers.table import import_table
 from sotacheck.core.errors import UsageError
-from sotacheck.core.outcomes import OutcomeError
+from sotacheck.core.outcomes import OutcomeError, normalise
 
 
 def _write(frame: pd.DataFrame, path: Path) -> Path:
@@ -161,3 +161,14 @@ def test_a_long_table_given_as_human_eval_results_says_so(tmp_path: Path) -> Non
     path.write_text('{"model": "a", "task_id": "HumanEval/0", "passed": true}\n')
     with pytest.raises(OutcomeError, match=r"lt\.jsonl:1: a long table .*`sotacheck import jsonl`"):
         import_humaneval_results(path)
+
+
+def test_csv_import_and_its_errors(tmp_path) -> None:
+    good = tmp_path / "runs.csv"
+    pd.DataFrame({"arm": ["A", "A"], "dataset": ["he", "he"], "problem": ["1", "2"], "repeat": [0, 0],
+                  "passed": ["true", "false"]}).to_csv(good, index=False)
+    table = normalise(import_table(good, "csv")[0], str(good))
+    assert table["passed"].tolist() == [True, False] and table["status"].tolist() == ["passed", "failed"]
+    missing = tmp_path / "missing.csv"
+    with pytest.raises(OutcomeError, match="does not exist"):
+        import_table(missing, "csv")

@@ -392,7 +392,7 @@ def test_nothing_persists_for_the_next_candidate(name: str) -> None:
 
 
 def _earlier_cases() -> dict[str, tuple[str, set[str]]]:
-    from tests.reruns.test_sandbox_hostile import HOSTILE
+    from tests.reruns.sandbox.test_hostile import HOSTILE
 
     return HOSTILE
 
@@ -400,7 +400,7 @@ def _earlier_cases() -> dict[str, tuple[str, set[str]]]:
 @pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
 @pytest.mark.parametrize("name", list(_earlier_cases()))
 def test_earlier_hostile_cases_leave_nothing_behind(name: str) -> None:
-    """The cases of ``test_sandbox_hostile`` again, on this module's slot, checked for leftovers."""
+    """The cases of ``test_hostile`` again, on this module's slot, checked for leftovers."""
     code, expected = _earlier_cases()[name]
     square_tests = ["assert square(3) == 9", "assert square(4) == 16"]
     assert run(code, square_tests) in expected

@@ -24,10 +24,9 @@ from sotacheck.reruns.pipelines import Arm
 from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool, judge_hidden, run_visible
 from sotacheck.reruns.sandbox.stdin_programs import EXECEVAL_LIMITS, run_program_tests
 from sotacheck.reruns.store.run_store import CellKey, RunStore
+from tests.reruns.scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS
 
-from .scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "apps"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "apps"
 ADD = [IOTest("1 2\n", ("3\n",)), IOTest("5 7\n", ("12",)), IOTest("10 -3", ("7", "seven"))]
 ADDER = "a, b = map(int, input().split())\nprint(a + b)\n"
 

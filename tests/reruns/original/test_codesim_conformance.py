@@ -14,8 +14,7 @@ from __future__ import annotations
 import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
-
-from .scripted_methods import REQUIRES_CHECKOUTS, Scenario, Trace, run_scenarios
+from tests.reruns.scripted_methods import REQUIRES_CHECKOUTS, Scenario, Trace, run_scenarios
 
 GRID = [(p, d) for p in (2, 3) for d in (0, 3, 5)]
 

@@ -17,7 +17,7 @@ import pytest
 from sotacheck.audit.importers.evalplus import evalplus_arm, import_evalplus, read_eval_results
 from sotacheck.core.outcomes import OutcomeError, normalise
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EVALPLUS = REPO / "data/published/mapcoder/ChatGPT/HumanEvalPlus"
 # What EvalPlus 0.1.7 prints for each file (its "Base" and "Base + Extra" pass@1), produced by
 #   python -m evalplus.evaluate --dataset humaneval --samples ChatGPT-CoT-Python3-0-1.jsonl

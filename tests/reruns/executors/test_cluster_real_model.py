@@ -13,10 +13,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.reruns.test_harness_recovery import outcomes
 from tests.sotacheck_command import SOTACHECK
 
 from .test_cluster import DRIVER_CWD, RAY_ENV
-from .test_harness_recovery import outcomes
 
 pytestmark = [pytest.mark.slow, pytest.mark.model, pytest.mark.ray,
               pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,

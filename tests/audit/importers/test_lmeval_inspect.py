@@ -13,7 +13,7 @@ from sotacheck.audit.importers.inspect import import_inspect, read_log, score_to
 from sotacheck.audit.importers.lmeval import import_lmeval
 from sotacheck.core.outcomes import OutcomeError, normalise
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 LMEVAL = FIXTURES / "lmeval/logs"
 LMEVAL_SAMPLES = next(LMEVAL.rglob("samples_*.jsonl"))
 LMEVAL_RESULTS = next(LMEVAL.rglob("results_*.json"))

@@ -92,7 +92,7 @@ def test_no_module_of_sotacheck_parses_around_the_lock() -> None:
     (``reruns/sandbox/child/_*.py``, standard library only, one thread at a time in a process of their own)."""
     from pathlib import Path
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     bare = [f"{path.relative_to(repo)}:{number}"
             for folder in ("sotacheck", "reruns", "audit", "reports") for path in sorted((repo / folder).rglob("*.py"))
             if path.name != "pyast.py" and path.parent != repo / "reruns" / "sandbox" / "child"
