@@ -32,7 +32,7 @@ setup-core: $(VENV)/.core-installed
 # `python -P`, and the static tools, which never run that code, run in $(VENV).
 EDITABLE := --config-settings editable_mode=strict -e
 CORE_FILES := $(VENV)/.core-files
-PACKAGE_FILES := $(shell find sotacheck audit reruns reports data -path data/runs -prune -o -name __pycache__ -prune \
+PACKAGE_FILES := $(shell find sotacheck audit reruns reports data -name __pycache__ -prune \
 	-o -type f -print | LC_ALL=C sort)
 
 $(VENV)/.core-installed: pyproject.toml $(CORE_FILES)

@@ -1,6 +1,7 @@
 """Statistics of sotacheck (``sotacheck.audit``): pass-rate intervals, paired tests, power, studies, the
 standard analysis, sweeps and decay fits, claim registries and verdicts, leaderboards, the CI gate, the
-importers of other tools' logs, and everything the HTML report shows (``report_inputs``). Numbers only: nothing here renders or prints.
+importers of other tools' logs, and everything the HTML report shows (``report_inputs``). Numbers only:
+nothing here renders or prints.
 
 The public modules are ``__all__`` (``docs/python-api.md`` lists them), imported on first use. The others
 (``claim_checks``, ``claim_evidence``, ``claim_model``, ``claim_rank``, ``distributions``,

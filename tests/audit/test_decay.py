@@ -61,7 +61,7 @@ def test_recorded_max_attempts_sweep_decay_figures() -> None:
     """The recorded PyCapsule sweep (max_attempts 0..8, temperature 0.8, first 68 HumanEval problems, embedded
     model): the per-attempt counts equal an independent count of the outcome table, and the fit gives the
     figures quoted in the README (R² to 0.001)."""
-    table = pd.read_csv(Path(__file__).resolve().parents[2] / "data" / "runs"
+    table = pd.read_csv(Path(__file__).resolve().parents[2] / "recordings"
                         / "sweep-pycapsule-attempts-t08-qwen05b" / "outcomes.csv")
     largest = table[table["arm"] == "pycapsule[max_attempts=8]"]
     first = largest["first_pass_attempt"].astype(float).fillna(-1).to_numpy()

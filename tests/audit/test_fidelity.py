@@ -24,7 +24,7 @@ from sotacheck.core.rundir import CALL_COLUMNS, export_into, load_run
 from sotacheck.reports.html import build_model, render
 
 REPO = Path(__file__).resolve().parents[2]
-RUNS = REPO / "data" / "runs"
+RUNS = REPO / "recordings"
 PUBLISHED = REPO / "data" / "published" / "mapcoder" / "ChatGPT" / "HumanEval"
 
 

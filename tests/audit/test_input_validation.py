@@ -85,7 +85,7 @@ def test_surrounding_whitespace_does_not_make_a_second_arm(tmp_path: Path) -> No
 
 
 def test_resamples_out_of_range_is_a_usage_error() -> None:
-    runs = Path(__file__).resolve().parents[2] / "data" / "runs" / "methods-qwen05b"
+    runs = Path(__file__).resolve().parents[2] / "recordings" / "methods-qwen05b"
     for value in ("0", "-5"):
         done = subprocess.run([*SOTACHECK, "analyze", str(runs), "--resamples", value], capture_output=True, text=True)
         assert done.returncode == 2 and "--resamples" in done.stderr and "Traceback" not in done.stderr

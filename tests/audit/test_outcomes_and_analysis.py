@@ -161,7 +161,7 @@ def test_cli_analyze_json_keys(mapcoder_run) -> None:
 def test_recorded_hold_budget_sweep_has_one_axis_and_the_paper_default_as_reference() -> None:
     """The gate's `base=direct` is held fixed, so the only axis is hold_budget (a non-numeric constant must not
     become an axis). Figures from the recorded run: every setting solved 8 of 10."""
-    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "sweep-gate-hold-qwen05b"
+    run = Path(__file__).resolve().parents[2] / "recordings" / "sweep-gate-hold-qwen05b"
     sweep = sweep_table(load_run(run).outcomes, "humaneval", "gate[base=direct,hold_budget=3]")
     assert sweep.parameters == ("hold_budget",)
     assert [r.setting["hold_budget"] for r in sweep.rows] == [0, 1, 2, 3, 5]
@@ -172,7 +172,7 @@ def test_recorded_hold_budget_sweep_has_one_axis_and_the_paper_default_as_refere
 def test_cli_analyze_says_why_no_difference_is_detectable() -> None:
     """The recorded max_attempts sweep (temperature 0) solved the same 15 of 20 at every setting: no
     discordant problem, so no difference is detectable, and the text says so instead of printing `inf`."""
-    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "sweep-pycapsule-attempts-qwen05b"
+    run = Path(__file__).resolve().parents[2] / "recordings" / "sweep-pycapsule-attempts-qwen05b"
     done = subprocess.run([*SOTACHECK, "analyze", str(run)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "inf" not in done.stdout
@@ -183,7 +183,7 @@ def test_cli_analyze_never_cuts_an_arm_name() -> None:
     """Arm names longer than the columns (``selfplanning@original``, ``direct@original``) are printed whole in
     the pass-rate and comparison lines; the baseline column once kept only the last 10 characters
     (``t@original``), which named no arm."""
-    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "originals-baselines-qwen05b"
+    run = Path(__file__).resolve().parents[2] / "recordings" / "originals-baselines-qwen05b"
     done = subprocess.run([*SOTACHECK, "analyze", str(run)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -199,7 +199,7 @@ def test_default_baseline_is_the_first_pipeline_the_run_listed(mapcoder_run) -> 
     """Outcomes are stored sorted by arm, so "the first arm" would be codesim in the methods run; the
     default is the pipeline its spec lists first (direct). Without a spec (an imported run) it is the first
     arm; with several runs, the first run's spec decides."""
-    runs_dir = Path(__file__).resolve().parents[2] / "data" / "runs"
+    runs_dir = Path(__file__).resolve().parents[2] / "recordings"
     methods = load_run(runs_dir / "methods-qwen05b")
     assert (methods.manifest.spec or {})["pipelines"][0]["name"] == "direct"
     assert sorted(set(methods.outcomes["arm"]))[0] == "codesim[d=5,p=5]"

@@ -26,12 +26,12 @@ from sotacheck.core.rundir import Run, load_run, normalise, write_run
 from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
-RUNS = REPO / "data" / "runs"
+RUNS = REPO / "recordings"
 
 
 @pytest.fixture(scope="module")
 def every_run(tmp_path_factory) -> list[Run]:
-    """data/runs/* and MapCoder's released ChatGPT HumanEval logs, as the issue's report combined them."""
+    """recordings/* and MapCoder's released ChatGPT HumanEval logs, as the issue's report combined them."""
     frame, meta = import_mapcoder(REPO / "data/published/mapcoder/ChatGPT/HumanEval")
     mapcoder = write_run(tmp_path_factory.mktemp("studies") / "mapcoder-he", frame, meta)
     return [*(load_run(p) for p in sorted(RUNS.iterdir()) if p.is_dir()), load_run(mapcoder)]

@@ -16,7 +16,7 @@ from sotacheck.cli import main as cli_main
 from sotacheck.core.errors import UsageError
 from tests.sotacheck_command import SOTACHECK
 
-RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
+RUNS = Path(__file__).resolve().parents[2] / "recordings"
 
 
 def test_a_user_error_is_one_line_and_exit_2(tmp_path: Path) -> None:

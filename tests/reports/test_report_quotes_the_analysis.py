@@ -18,7 +18,7 @@ from sotacheck.core.rundir import Run, load_run
 from sotacheck.reports.html import build_model, render
 
 REPO = Path(__file__).resolve().parents[2]
-SWEEP = REPO / "data" / "runs" / "sweep-pycapsule-attempts-t08-qwen05b"  # its pycapsule arm has a decay fit
+SWEEP = REPO / "recordings" / "sweep-pycapsule-attempts-t08-qwen05b"  # its pycapsule arm has a decay fit
 
 
 FEW = 60  # resamples: the report's own 1000 take 20 s on this run; the test is about where the fit is made

@@ -22,7 +22,7 @@ from sotacheck.reruns.leakage import check_leakage, hidden_asserts
 from sotacheck.reruns.model.base import ChatRequest, ChatResponse, SamplingParams
 from sotacheck.reruns.pipelines import Arm
 from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool, judge_hidden, run_visible
-from sotacheck.reruns.sandbox.programs import EXECEVAL_LIMITS, run_program_tests
+from sotacheck.reruns.sandbox.stdin_programs import EXECEVAL_LIMITS, run_program_tests
 from sotacheck.reruns.store.run_store import CellKey, RunStore
 from tests.reruns.scripted_methods import CHECKOUTS, REQUIRES_CHECKOUTS
 

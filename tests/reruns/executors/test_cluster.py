@@ -30,7 +30,7 @@ RAY = str(Path(sys.executable).parent / "ray")
 # Ray puts the driver's working directory first on its workers' sys.path; in the repository root, the
 # checkout's sotacheck/ folder would shadow the package the editable install lays out (docs/ray.md).
 DRIVER_CWD = tempfile.gettempdir()
-RECORDED = Path(__file__).resolve().parents[3] / "data" / "runs" / "reference-qwen05b"
+RECORDED = Path(__file__).resolve().parents[3] / "recordings" / "reference-qwen05b"
 # A test cluster on loopback needs no token; Ray >= 2.5x turns token authentication on for `ray start --head`.
 RAY_ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_health_check_period_ms": "500",
            "RAY_health_check_failure_threshold": "3", "RAY_USAGE_STATS_ENABLED": "0"}

@@ -1,5 +1,5 @@
 """PyCapsule: control flow with a scripted model (canned replies drive the branches; not evidence that the
-method works), and its executor modules on real broken code from MapCoder's released runs."""
+method works), and its deterministic tools on real broken code from MapCoder's released runs."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.model.base import ChatRequest, ChatResponse, SamplingParams
 from sotacheck.reruns.pipelines import Arm, pycapsule
 from sotacheck.reruns.pipelines.feedback import process_error
-from sotacheck.reruns.pipelines.pycapsule_executor import signature_from, strip_example_calls
+from sotacheck.reruns.pipelines.pycapsule_tools import signature_from, strip_example_calls
 from sotacheck.reruns.sandbox import SandboxPool
-from sotacheck.reruns.sandbox.judge import run_visible
+from sotacheck.reruns.sandbox.submission import run_visible
 from sotacheck.reruns.store.run_store import CellKey, RunStore
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool, judge_hidden
-from sotacheck.reruns.sandbox._outputs import accepted, decode_output
+from sotacheck.reruns.sandbox.child._outputs import accepted, decode_output
 
 FIXED = {"print('nan')": lambda stdin: "nan", "print(0)": lambda stdin: "0", "print('')": lambda stdin: "",
          "echo the input": lambda stdin: stdin}

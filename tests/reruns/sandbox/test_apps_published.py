@@ -18,7 +18,7 @@ import pytest
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.benchmarks.apps import execeval_unjudgeable
 from sotacheck.reruns.sandbox import SandboxPool, judge_many
-from sotacheck.reruns.sandbox.programs import EXECEVAL_LIMITS
+from sotacheck.reruns.sandbox.stdin_programs import EXECEVAL_LIMITS
 
 # file → (agreements on `apps`, problems where our pass is their non-pass); on `apps-execeval` all 150 agree.
 AGREEMENT = {

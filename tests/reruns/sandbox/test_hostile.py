@@ -14,8 +14,8 @@ import time
 import pytest
 
 from sotacheck.reruns.sandbox import SandboxLimits, execute
-from sotacheck.reruns.sandbox._procs import live_processes_of
-from sotacheck.reruns.sandbox.executor import SANDBOX_UID_BASE
+from sotacheck.reruns.sandbox.child._procs import live_processes_of
+from sotacheck.reruns.sandbox.execution import SANDBOX_UID_BASE
 from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import supervisor
 
@@ -390,9 +390,9 @@ def test_a_supervisor_killed_mid_execution_is_an_error_and_is_replaced() -> None
 
 
 def test_a_supervisor_that_stops_answering_is_an_error_and_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sotacheck.reruns.sandbox import executor
+    from sotacheck.reruns.sandbox import execution
 
-    monkeypatch.setattr(executor, "_REPLY_GRACE_S", 0.5)  # the reply is due problem_timeout_s + this
+    monkeypatch.setattr(execution, "_REPLY_GRACE_S", 0.5)  # the reply is due problem_timeout_s + this
     limits = SandboxLimits(test_timeout_s=1, problem_timeout_s=1)
     assert execute(GOOD, TESTS, entry_point="square", limits=limits, slot=SLOT).status == "passed"
     zygote = supervisor(SLOT, limits.isolate_network)._proc

@@ -20,8 +20,8 @@ import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.sandbox import SandboxLimits, execute, judge_hidden
-from sotacheck.reruns.sandbox._procs import live_processes_of
-from sotacheck.reruns.sandbox.executor import SANDBOX_UID_BASE
+from sotacheck.reruns.sandbox.child._procs import live_processes_of
+from sotacheck.reruns.sandbox.execution import SANDBOX_UID_BASE
 from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import shutdown_supervisors
 

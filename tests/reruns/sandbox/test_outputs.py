@@ -1,4 +1,4 @@
-"""ExecEval's output comparison as sotacheck re-implements it (``reruns/sandbox/_outputs.py``). Each expected
+"""ExecEval's output comparison as sotacheck re-implements it (``reruns/sandbox/child/_outputs.py``). Each expected
 value is reasoned from ExecEval's ``validate_outputs`` (execution_engine.py, ntunlp/ExecEval) by hand, never
 computed with the code under test: its line rule, its whitespace-token rule, gmpy2's number syntax and
 129-bit rounding, the 1e-12 absolute tolerance, the caseless yes/no/true/false."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from sotacheck.reruns.sandbox._outputs import accepted, decode_output, normalise_text, output_matches, parse_number
+from sotacheck.reruns.sandbox.child._outputs import accepted, decode_output, normalise_text, output_matches, parse_number
 
 BIG = 2 ** 133  # at this size a 129-bit float's spacing is 2**5 = 32: +1 and +2 both round down to BIG
 

@@ -110,7 +110,7 @@ def test_the_names_tests_read_and_bind_come_from_their_compiled_code(source: str
     import sotacheck.reruns.sandbox
 
     # Imported as the supervisor imports it: a script beside its standard-library-only siblings.
-    monkeypatch.syspath_prepend(str(Path(sotacheck.reruns.sandbox.__file__).parent))
+    monkeypatch.syspath_prepend(str(Path(sotacheck.reruns.sandbox.__file__).parent / "child"))
     compiled = importlib.import_module("_testcache")._compile_each((source,))
     assert (compiled.stdlib_read, compiled.stdlib_bound) == (read, bound)
     assert compiled.stdlib_read == _ast_reading(source)[0]

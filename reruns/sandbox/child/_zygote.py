@@ -1,7 +1,7 @@
 """The sandbox supervisor ("zygote"): a long-lived trusted process that runs the tests of each execution
 and has a candidate process forked for it.
 
-Runs as ``python -I -S _zygote.py [--isolate-network] [--path DIR ...] [--test-cache DIR]``; reads one
+Runs as ``python -I -S child/_zygote.py [--isolate-network] [--path DIR ...] [--test-cache DIR]``; reads one
 job (a JSON line) at a time on stdin and answers one JSON line on stdout. At its start, before it reads
 any job, it forks the candidate launcher (``_jail.py``), which forks one candidate process per job: a
 forked interpreter that has already imported everything costs about a millisecond, where starting a
@@ -27,6 +27,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+# This folder (``child/``, its README.md): the siblings below are imported as top-level modules.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Started with -S (no site processing: ~13 ms less per start); the site-packages directories come from
 # the judge instead, so candidate code can import what is installed there (but not what .pth files add).

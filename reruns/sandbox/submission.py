@@ -1,4 +1,5 @@
-"""Judging: a problem's final submission against its hidden tests (once), or its visible tests."""
+"""A submission judged: a problem's final submission against its hidden tests (once), or code against its
+visible tests (a pipeline's feedback). Judging a whole dataset (``sotacheck judge``) is ``reruns/judging.py``."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from sotacheck.reruns.benchmarks.problem import Problem
-from sotacheck.reruns.sandbox.executor import EVERY_NAME
+from sotacheck.reruns.sandbox.completion import assemble_program, interface_names, prompt_preamble
+from sotacheck.reruns.sandbox.execution import EVERY_NAME
 from sotacheck.reruns.sandbox.pool import SandboxPool
-from sotacheck.reruns.sandbox.program import assemble_program, interface_names, prompt_preamble
 from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits
 
 
@@ -37,7 +38,8 @@ def judge_hidden(pool: SandboxPool, problem: Problem, completion: str,
     ``poly``), run in the trusted process, not the program's versions of them. A program problem's
     completion is the whole program, run on each hidden test up to the first that does not pass."""
     if problem.kind == "program":
-        from sotacheck.reruns.sandbox.programs import output_rules, run_program_tests  # not on a function judge's start-up path
+        # not on a function judge's start-up path
+        from sotacheck.reruns.sandbox.stdin_programs import output_rules, run_program_tests
 
         return run_program_tests(pool, completion, problem.hidden_io, stop_at_first_failure=True,
                                  rules=output_rules(problem.dataset))
@@ -54,7 +56,7 @@ def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResu
     this is a pipeline's feedback, not a verdict, and recorded runs replay only if it stays as it was. A
     program problem's code runs on every sample test (the feedback lists each)."""
     if problem.kind == "program":
-        from sotacheck.reruns.sandbox.programs import run_program_tests
+        from sotacheck.reruns.sandbox.stdin_programs import run_program_tests
 
         # ExecEval's rules: the feedback MapCoder's and CodeSim's pipelines got (their evaluate_sample_io)
         return run_program_tests(pool, code, problem.visible_io, stop_at_first_failure=False, rules="execeval")

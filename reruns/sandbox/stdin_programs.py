@@ -1,7 +1,7 @@
 """Judging a standard-input program (APPS): the program runs once per test, each time in a fresh candidate
 process, with the test's input on stdin; its stdout is compared in the trusted supervisor by the rules of
-ExecEval, the evaluator MapCoder and CodeSim report APPS with (``_outputs.py``; how one test runs:
-``_programs.py``).
+ExecEval, the evaluator MapCoder and CodeSim report APPS with (``child/_outputs.py``; how one test runs:
+``child/_stdin_tests.py``).
 
 Limits: each test has the pool's per-test wall limit (``test_timeout_s``), CPU time, memory and output
 cap, as a function test has; the problem as a whole has ``problem_timeout_s`` over all its tests (tests
@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 
 from sotacheck.reruns.benchmarks.problem import IOTest
-from sotacheck.reruns.sandbox._outputs import encode_test
+from sotacheck.reruns.sandbox.child._outputs import encode_test
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits, TestResult, combined_status
 

@@ -1,5 +1,5 @@
-"""PyCapsule's deterministic executor modules (no model involved): the signature converter and the
-example-call detector. Its error handler, which other pipelines share, is :mod:`.feedback`."""
+"""PyCapsule's deterministic tools (no model involved; the paper's "executor agent"): the signature converter
+and the example-call detector. Its error handler, which other pipelines share, is :mod:`.feedback`."""
 
 from __future__ import annotations
 

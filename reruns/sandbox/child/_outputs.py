@@ -56,7 +56,7 @@ _NAN = "nan"
 
 
 def encode_test(stdin: str, outputs: list[str] | tuple[str, ...], rules: str = "strict") -> str:
-    """A program test as a job's test (``_programs``): the input, the accepted outputs and the rule set
+    """A program test as a job's test (``_stdin_tests``): the input, the accepted outputs and the rule set
     they are compared by (``strict`` or ``execeval``), as JSON behind a marker line."""
     if rules not in RULES:
         raise ValueError(f"rules must be one of {RULES}, got {rules!r}")

@@ -1,17 +1,17 @@
 """Run untrusted candidate code against tests: the tests in a trusted process, the candidate in a
 confined one, plain data between them.
 
-**How.** Each worker slot has a long-lived supervisor (``_zygote.py``, an isolated ``python -I -S``
+**How.** Each worker slot has a long-lived supervisor (``child/_zygote.py``, an isolated ``python -I -S``
 started with none of the judge's environment but ``PATH``, the locale and ``TMPDIR``). The supervisor
 runs the tests itself and never executes candidate code (it compiles the candidate's source, which runs
-none of it). At its start, before it holds any test, it forks a *launcher* (``_jail.py``) that forks one
+none of it). At its start, before it holds any test, it forks a *launcher* (``child/_jail.py``) that forks one
 candidate process per execution; so no test, compiled or not, is in any candidate process's memory. A
 test's call of a candidate name (``candidate(...)`` in HumanEval's ``check``, the function in MBPP's and
-ET's asserts) sends the arguments over a socket as plain data (``_wire.py``: JSON, read with the standard
+ET's asserts) sends the arguments over a socket as plain data (``child/_wire.py``: JSON, read with the standard
 library's parser; exact types: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``, ``bytes``,
 containers, ``Fraction``, ``Decimal``, ``range``, builtin types, ``collections`` types) and brings the
 return value back the same way; a candidate exception comes back as its type name, message and frames.
-Anything else the candidate returns stays in its process behind a handle (rule in ``_tester.py``;
+Anything else the candidate returns stays in its process behind a handle (rule in ``child/_tester.py``;
 comparing or asserting one is ``failed``, as comparing a non-plain value was before). The candidate
 process: its own session, rlimits on CPU time, address space, processes, file size and POSIX message
 queues, stdin from /dev/null, an output cap and per-test and per-problem wall limits enforced by the
@@ -22,7 +22,7 @@ standard-library module a test reads undefined, the supervisor's own module: no 
 Every cost a reply can impose on the decoder is bounded before the work, and a watchdog keeps the deadline
 inside decoding and the test code (``docs/judge.md`` has the full list, per class of attack).
 
-**As root** (the jail, see ``_jail.py``): an empty network namespace; a dedicated unprivileged uid per slot
+**As root** (the jail, see ``child/_jail.py``): an empty network namespace; a dedicated unprivileged uid per slot
 with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter and its site-packages,
 ``/usr``, a few device nodes) with an empty size-capped working directory ``/candidate`` and ``/tmp``,
 each replaced after any execution that changed it; no ``/proc``, home directories, project or
@@ -125,7 +125,7 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
     reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
     if reply is None or "supervisor_error" in reply:
         if uid is not None:
-            from sotacheck.reruns.sandbox._procs import kill_uid  # the failure path only: ctypes stays out of start-up
+            from sotacheck.reruns.sandbox.child._procs import kill_uid  # the failure path only: ctypes stays out of start-up
 
             kill_uid(uid)
         detail = reply["supervisor_error"] if reply else "it died or stopped answering"

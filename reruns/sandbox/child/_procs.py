@@ -1,5 +1,5 @@
 """Finding and killing every process of a sandbox uid, and emptying its kernel keyrings (standard library
-only: the supervisor uses it too, imported from beside it).
+only: the judge's own process uses it too, as ``sotacheck.reruns.sandbox.child._procs``).
 
 A process counts as alive until its whole thread group is gone: a zombie thread-group leader whose other
 threads still run (a program that ends only its main thread) is alive, and killing it ends them all.

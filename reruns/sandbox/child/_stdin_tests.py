@@ -3,7 +3,7 @@ supervisor runs it (``run_program_job``, from ``_tester.run_tests``) and what th
 for it (``serve_program``, from ``_candidate.serve``).
 
 **One candidate process per test.** A job whose tests are program tests (``_outputs.encode_test``) holds exactly
-one; the judge (``sandbox/programs.py``) sends one job per test, and each job gets a fresh candidate process
+one; the judge (``sandbox/stdin_programs.py``) sends one job per test, and each job gets a fresh candidate process
 from the launcher, as every execution does (``_zygote.supervise`` takes one spare per job). Running a program
 twice in one process would be wrong: a program is free to change its module's state, ``sys``, its input
 stream, and what one run leaves would be the next one's start.

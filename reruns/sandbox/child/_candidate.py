@@ -22,7 +22,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-import _programs
+import _stdin_tests
 import _wire
 from _procs import lock_own_keyrings
 from _strict import CANDIDATE_FILE, describe, exception_message, own_frames
@@ -194,7 +194,7 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
     code = job["code"]
     linecache.cache[CANDIDATE_FILE] = (len(code), None, code.splitlines(True), CANDIDATE_FILE)
     namespace: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
-    program_mode = job.get("mode") == "program"  # a standard-input program, run by ``_programs``
+    program_mode = job.get("mode") == "program"  # a standard-input program, run by ``_stdin_tests``
     try:
         compiled = job.get("compiled")  # from the supervisor, which compiles faster (see ``_tester``)
         program = marshal.loads(compiled) if compiled else compile(code, CANDIDATE_FILE, "exec")
@@ -211,7 +211,7 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
         _wire.send(channel, _wire.dumps(["load_error", status, _wire.encode_value(description, objects.handle)]))
         os._exit(0)
     if program_mode:
-        _programs.serve_program(channel, program, max_feedback_chars)
+        _stdin_tests.serve_program(channel, program, max_feedback_chars)
     entry_point = job.get("entry_point")
     wanted = set(job.get("names") or ())
     every = "*" in wanted  # a pipeline's feedback: every name (see ``_tester``)

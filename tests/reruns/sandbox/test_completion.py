@@ -1,6 +1,6 @@
 """The completion rule: whole programs vs continuations of the prompt."""
 
-from sotacheck.reruns.sandbox.program import assemble_program, is_whole_program, prompt_preamble
+from sotacheck.reruns.sandbox.completion import assemble_program, is_whole_program, prompt_preamble
 
 PROMPT = ('from typing import List\nimport math\n\n\ndef helper(x):\n    return x\n\n\n'
           'def target(xs: List[int]) -> int:\n    """Sum."""\n')

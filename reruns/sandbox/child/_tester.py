@@ -31,7 +31,7 @@ import time
 import types
 from typing import Any
 
-import _programs
+import _stdin_tests
 import _wire
 from _namespace import IN_TEST, test_namespace, unwatch, watch  # noqa: F401 (watch, unwatch: for the supervisor)
 from _returns import (
@@ -136,7 +136,7 @@ class Session:
         self.open = True
         self.output = bytearray()
         self.output_total = 0
-        self.keep_output = OUTPUT_KEPT  # a program test keeps its whole stdout (``_programs``)
+        self.keep_output = OUTPUT_KEPT  # a program test keeps its whole stdout (``_stdin_tests``)
         self.problem_deadline = started + float(limits["problem_timeout_s"])
         self.test_deadline = started + float(limits["test_timeout_s"])
         self.where = "loading the candidate"
@@ -309,9 +309,9 @@ def run_tests(job: dict[str, Any], compiled: CompiledTests,
               session: Session) -> tuple[list[dict[str, Any]], bool, int | None]:
     """Load the candidate, run each test; returns the events, whether all ran, and the test running when
     the execution ended (-1 while loading, None between tests). A job of standard-input program tests is
-    run by ``_programs``."""
-    if _programs.is_program_job(job["tests"]):
-        return _programs.run_program_job(job, session, Abort)
+    run by ``_stdin_tests``."""
+    if _stdin_tests.is_program_job(job["tests"]):
+        return _stdin_tests.run_program_job(job, session, Abort)
     max_chars = int(job["limits"]["max_feedback_chars"])
     names, events = load_candidate(session, job)
     if names is None:
