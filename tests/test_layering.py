@@ -9,6 +9,7 @@ contract is about packages), that pyproject.toml packages every folder, and the 
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 import tomllib
@@ -46,6 +47,29 @@ def test_the_import_contracts_are_kept(tmp_path: Path) -> None:
     done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), str(ROOT / "pyproject.toml"),
                            "--no-cache", "--no-logo"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("module", "imported", "broken"), [
+    ("audit/paired.py", "sotacheck.reports.tables", "sotacheck.audit is not allowed to import sotacheck.reports"),
+    ("reruns/spec.py", "sotacheck.audit.paired", "sotacheck.reruns is not allowed to import sotacheck.audit"),
+])
+def test_the_import_contracts_catch_a_backwards_import(tmp_path: Path, module: str, imported: str, broken: str) -> None:
+    """The same contracts on a copy of the package with one backwards import added fail, naming it."""
+    import shutil
+
+    import sotacheck
+
+    package = tmp_path / "sotacheck"
+    shutil.copytree(Path(sotacheck.__file__).parent, package, symlinks=False,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    target = package / module
+    target.write_text(target.read_text() + f"\nimport {imported}  # a backwards import, on purpose\n")
+    done = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), str(ROOT / "pyproject.toml"),
+                           "--no-cache", "--no-logo"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 1 and "BROKEN" in done.stdout, done.stdout + done.stderr
+    dotted = "sotacheck." + module.removesuffix(".py").replace("/", ".")
+    assert broken in done.stdout and f"{dotted} -> {imported}" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("folder", ["audit", "reruns", "reports", "data"])
