@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 	-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_WHEELS := $(HOME)/.cache/sotacheck/wheels/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 
-.PHONY: setup setup-core setup-local setup-browser test test-all check docs bench demo clean
+.PHONY: FORCE setup setup-core setup-local setup-browser test test-all check docs bench demo clean
 
 setup: setup-core setup-local setup-browser
 
@@ -22,11 +22,31 @@ setup-browser:
 
 setup-core: $(VENV)/.core-installed
 
-$(VENV)/.core-installed: pyproject.toml
+# An editable install in setuptools' strict mode: build/__editable__.*/sotacheck is a tree of links to the
+# repository's files laid out as the installed package, on sys.path through a plain .pth entry that mypy,
+# Pyright and the other static tools read (the default mode's import hook is invisible to them). The tree
+# lists files, so a file added or removed under a package folder needs a re-install: $(CORE_FILES) is
+# rewritten whenever the list of the package's files changes, and the install depends on it.
+# A Python started in the repository root finds the checkout's own sotacheck/ folder first, which extends its
+# search path to the link tree's (sotacheck/__init__.py); the targets below still use the venv's scripts or
+# `python -P`, and the static tools, which never run that code, run in $(VENV).
+EDITABLE := --config-settings editable_mode=strict -e
+CORE_FILES := $(VENV)/.core-files
+PACKAGE_FILES := $(shell find sotacheck audit reruns reports data -name __pycache__ -prune \
+	-o -type f -print | LC_ALL=C sort)
+
+$(VENV)/.core-installed: pyproject.toml $(CORE_FILES)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,ray,tools]'
+	$(PIP) install -q $(EDITABLE) '.[dev,ray,tools]'
 	touch $@
+
+$(CORE_FILES): FORCE
+	@mkdir -p $(VENV)
+	@printf '%s\n' $(PACKAGE_FILES) > $@.new
+	@if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+FORCE:
 
 setup-local: setup-core
 	@if ! ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
@@ -34,7 +54,7 @@ setup-local: setup-core
 		mkdir -p $(LLAMA_WHEELS) && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel -q --no-deps --no-cache-dir \
 			-w $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_VERSION)'; fi
 	$(PIP) install -q $(LLAMA_WHEELS)/llama_cpp_python-*.whl
-	$(PIP) install -q -e '.[local]'
+	$(PIP) install -q $(EDITABLE) '.[local]'
 
 # `make test`: everything but the embedded model, the Ray cluster, the browser and the slow re-judging
 # (pytest markers in pyproject.toml); from any clone, on the data bundled with the package and tests/fixtures.
@@ -46,29 +66,34 @@ SHARED_ENV := $(if $(wildcard $(SHARED)/data/benchmarks),SOTACHECK_DATA=$(SHARED
 	$(if $(wildcard $(SHARED)/reference-impls/mapcoder),SOTACHECK_REFERENCE_IMPLS=$(SHARED)/reference-impls)
 
 test: setup-core
-	$(PY) -m pytest -q -m '$(FAST)'
+	$(VENV)/bin/pytest -q -m '$(FAST)'
 
 test-all: setup
-	$(SHARED_ENV) $(PY) -m pytest -q
+	$(SHARED_ENV) $(VENV)/bin/pytest -q
 
-# ruff, mypy (on the package as installed: scripts/typecheck_tree.py), the layering contract and the docs
-# check (relative links, tables, the commands shown in the README: scripts/check_docs.py).
+# ruff; mypy on the package as installed (the editable install's link tree); Pyright (no unresolved import in
+# the product, the tests, bench/ and scripts/); the import contracts (import-linter); what they cannot say
+# (tests/test_layering.py: cycles between modules, packaging, module size); the docs check (relative links,
+# tables, the commands shown in the README: scripts/check_docs.py). mypy and import-linter put their working
+# directory first on their search path, where the checkout's sotacheck/ folder would shadow the package:
+# they run in $(VENV).
 check: setup-core
 	$(VENV)/bin/ruff check sotacheck reruns audit reports data tests bench scripts
-	$(PY) scripts/typecheck_tree.py build/typecheck >/dev/null
-	$(VENV)/bin/mypy
-	$(PY) -m pytest -q -p no:cacheprovider tests/test_layering.py
+	cd $(VENV) && bin/mypy --config-file $(CURDIR)/pyproject.toml
+	$(VENV)/bin/pyright --pythonpath $(abspath $(PY))
+	cd $(VENV) && bin/lint-imports --no-cache --no-logo $(CURDIR)/pyproject.toml
+	$(VENV)/bin/pytest -q -p no:cacheprovider tests/test_layering.py
 	$(PY) scripts/check_docs.py
 
 # docs/cli.md from the commands' own help (tests/cli/test_cli_reference.py fails when it is stale).
 docs: setup-core
-	$(PY) -m sotacheck.cli.reference docs/cli.md
+	$(PY) -P -m sotacheck.cli.reference docs/cli.md
 
 bench: setup-core
 	$(PY) bench/bench_judge.py
 	$(PY) bench/bench_analysis.py
 	$(PY) bench/bench_coverage.py
-	$(PY) bench/bench_ray.py
+	cd $(VENV) && $(abspath $(PY)) $(CURDIR)/bench/bench_ray.py
 
 DEMO_LIMIT ?= 10
 DEMO_REPEATS ?= 1

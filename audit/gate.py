@@ -53,20 +53,22 @@ class GateSettings:
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 0.5:
-            raise GateInputError(f"`alpha` must be in (0, 0.5), got {self.alpha}")
+            raise GateInputError(f"{{alpha}} must be in (0, 0.5), got {self.alpha}", parameters=("alpha",))
         if not 0 <= self.max_drop < 1:
-            raise GateInputError(f"`max_drop` must be in [0, 1), got {self.max_drop}")
+            raise GateInputError(f"{{max_drop}} must be in [0, 1), got {self.max_drop}", parameters=("max_drop",))
         if self.min_n < 1:
-            raise GateInputError(f"`min_n` must be at least 1, got {self.min_n}")
+            raise GateInputError(f"{{min_n}} must be at least 1, got {self.min_n}", parameters=("min_n",))
         if self.mode not in ("significance", "noninferiority"):
-            raise GateInputError(f"`mode` must be 'significance' or 'noninferiority', got {self.mode!r}")
+            raise GateInputError(f"{{mode}} must be 'significance' or 'noninferiority', got {self.mode!r}", parameters=("mode",))
         if self.mode == "noninferiority" and self.max_drop == 0:
             # The lower bound of the difference of two identical methods is below 0 in nearly every run, so a
             # margin of 0 fails identical methods most of the time: the margin has to be the user's choice.
-            raise GateInputError("noninferiority mode needs the largest drop you accept, --max-drop in points "
-                                 "above 0, e.g. 2; with 0 it fails identical methods in most runs")
+            raise GateInputError("noninferiority mode needs the largest drop you accept, {max_drop} above 0 "
+                                 "(e.g. two points); with 0 it fails identical methods in most runs",
+                                 parameters=("max_drop",))
         if not 0 <= self.max_error_rate <= 1:
-            raise GateInputError(f"`max_error_rate` must be in [0, 1], got {self.max_error_rate}")
+            raise GateInputError(f"{{max_error_rate}} must be in [0, 1], got {self.max_error_rate}",
+                                 parameters=("max_error_rate",))
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,8 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
         raise GateInputError(f"no overlap on {dataset}: the two runs share no problem with complete results")
     if len(shared) < settings.min_n:
         raise GateInputError(f"too few problems: the runs share {len(shared)} problem(s) on {dataset}, fewer than "
-                             f"--min-n {settings.min_n}; a gate this small cannot tell a drop from noise")
+                             f"{{min_n}} {settings.min_n}; a gate this small cannot tell a drop from noise",
+                             parameters=("min_n",))
     mean_b, mean_c = xb.mean(axis=1), xc.mean(axis=1)
     drops, gains = paired.wins_losses  # problems the baseline did better on are the candidate's drops
     lost = tuple(sorted((str(problem) for problem in shared[mean_c < mean_b]), key=_natural))

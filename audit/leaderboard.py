@@ -232,7 +232,8 @@ def _select(table: pd.DataFrame, dataset: str | None) -> str:
     datasets = sorted(table["dataset"].unique())
     if dataset is None:
         if len(datasets) > 1:
-            raise InputError(f"the runs hold {len(datasets)} datasets ({', '.join(datasets)}); name one with --dataset")
+            raise InputError(f"the runs hold {len(datasets)} datasets ({', '.join(datasets)}); name one with {{dataset}}",
+                             parameters=("dataset",))
         return str(datasets[0])
     if dataset not in datasets:
         raise InputError(f"no system has results on dataset {dataset!r}; the runs hold: {', '.join(datasets)}")

@@ -214,8 +214,8 @@ async def bare_aiohttp_loop(url: str, bodies: list[dict[str, object]], concurren
 
 def judge_alone(replies: list[tuple[str, str]]) -> float:
     """The same programs judged on the hidden tests in one sandbox pool, nothing else."""
-    from sotacheck.reruns.sandbox.judge import judge_many
     from sotacheck.reruns.sandbox.pool import SandboxPool
+    from sotacheck.reruns.sandbox.submission import judge_many
 
     dataset = load_dataset("humaneval")
     by_id = {p.id: p for p in dataset.problems}

@@ -42,8 +42,8 @@ def variant(name: str) -> None:
     if name == "judge":
         from sotacheck.reruns.benchmarks import load_dataset
         from sotacheck.reruns.pipelines.code import last_code_block
-        from sotacheck.reruns.sandbox.judge import judge_many
         from sotacheck.reruns.sandbox.pool import SandboxPool
+        from sotacheck.reruns.sandbox.submission import judge_many
 
         dataset = load_dataset("humaneval")
         pairs = [(p, last_code_block(FIXED_WRONG) or "") for p in dataset.problems for _ in range(20)]

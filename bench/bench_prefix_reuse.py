@@ -1,6 +1,6 @@
 """Prefix reuse in the embedded server: exact, and how much faster?
 
-Replays the requests of the recorded run ``data/runs/methods-qwen05b`` (whose replies came from fresh
+Replays the requests of the recorded run ``recordings/methods-qwen05b`` (whose replies came from fresh
 prompt evaluation) for its CodeSim and MapCoder arms on the first PROBLEMS HumanEval problems, one at a
 time, each cell's calls in the order the cell made them, against the embedded server twice in one run:
 with aligned prefix reuse (``SOTACHECK_PREFIX_REUSE=ALIGN``) and with fresh evaluation (``0``). Every reply
@@ -29,7 +29,7 @@ import httpx
 sys.path.insert(0, ".")
 from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
 
-RUN = Path("data/runs/methods-qwen05b")
+RUN = Path("recordings/methods-qwen05b")
 ARMS = ("codesim[d=5,p=5]", "mapcoder[k=3,t=5]")
 
 

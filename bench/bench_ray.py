@@ -8,7 +8,9 @@
    instant loopback endpoint, so the figure is harness + judge cost, not model time), and the projection
    to a 64-CPU cluster by that figure — a projection, not a measurement.
 
-Run: `.venv/bin/python bench/bench_ray.py` (needs the `ray` extra). Exit 1 if verdicts differ.
+Run: `make bench` (needs the `ray` extra), which starts it outside the checkout's root: Ray puts the working
+directory first on its workers' sys.path, where the checkout's ``sotacheck/`` folder would shadow the
+installed package (docs/ray.md). Exit 1 if verdicts differ.
 """
 
 from __future__ import annotations

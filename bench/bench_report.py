@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, ".")
+from sotacheck.audit.report_inputs import report_inputs
 from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
@@ -35,7 +36,8 @@ def main() -> None:
     run = load_run(write_run(work / "synthetic", pd.DataFrame(rows), {"source": "synthetic benchmark"}))
     claims = sorted(Path("data/claims").glob("*.yaml"))
     started = time.perf_counter()
-    out = write_report([run], claims, work / "report.html", baseline="direct", dataset_sizes={"humaneval": 164})
+    out = write_report([run], report_inputs([run], claims, baseline="direct", dataset_sizes={"humaneval": 164}),
+                       work / "report.html")
     wall = time.perf_counter() - started
     size = out.stat().st_size / 1e6
     print(f"report over {len(ARMS)} arms x 164 problems x 3 repeats + {len(claims)} claims files: "

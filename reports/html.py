@@ -7,7 +7,6 @@ them. The file is written atomically: a failure leaves no half-written report.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,24 +15,14 @@ from typing import Any
 import numpy as np
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from sotacheck.audit.analysis import (
-    AnalysisResult,
-    StudyResult,
-    analyze,
-    combine_runs,
-    outcome_matrix,
-    paper_defaults,
-    study_findings,
-)
+from sotacheck.audit.analysis import AnalysisResult, StudyResult, study_findings
 from sotacheck.audit.analysis_results import ArmDecay
-from sotacheck.audit.claims import ClaimVerdict, audit_claims
+from sotacheck.audit.claims import ClaimVerdict
 from sotacheck.audit.decay import PAPER_MAX_ATTEMPTS, DecayResult
-from sotacheck.audit.decay_fits import with_decays
-from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, ArmFidelity, fidelity, truncation_warnings
-from sotacheck.audit.leaderboard_results import Leaderboard
-from sotacheck.audit.studies import RUN_COLUMN
-from sotacheck.audit.sweeps import SweepResult, arm_family, find_sweeps, setting_sort_key
-from sotacheck.core.rundir import OutcomeError, Run
+from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, ArmFidelity
+from sotacheck.audit.report_inputs import OutcomeShares, ReportInputs, SweepFinding
+from sotacheck.audit.sweeps import SweepResult, setting_sort_key
+from sotacheck.core.rundir import Run
 from sotacheck.reports import figures
 from sotacheck.reports.files import write_atomically
 from sotacheck.reports.glance import glance_figure_data, glance_rows
@@ -84,31 +73,28 @@ def _table_html(markdown: str) -> str:
     return MarkdownIt("commonmark").enable("table").render(markdown)
 
 
-def _sweeps(table: Any, dataset: str, defaults: dict[str, dict[str, Any]]) -> list[tuple[SweepResult, Figure | None]]:
-    out = []
-    for result in find_sweeps(table, dataset, defaults):
-        pipeline = arm_family(table, result.default_arm)
-        figure = None
-        if result.rows and len(result.parameters) == 1:
-            name = result.parameters[0]
-            rows = list(result.rows)
-            figure = Figure(f"{pipeline}: pass@1 against {name} on {dataset}",
-                            f"Line of pass@1 with 95 % CI band for each {name} value of {pipeline}",
-                            figures.sweep_line([r.setting[name] for r in rows], [r.pass_rate for r in rows],
-                                               [r.ci_low for r in rows], [r.ci_high for r in rows], name,
-                                               f"{pipeline} sweep over {name} ({dataset})"))
-        elif result.rows and len(result.parameters) == 2:
-            p1, p2 = result.parameters
-            v1 = sorted({r.setting[p1] for r in result.rows}, key=setting_sort_key)
-            v2 = sorted({r.setting[p2] for r in result.rows}, key=setting_sort_key)
-            grid = np.full((len(v1), len(v2)), np.nan)
-            for r in result.rows:
-                grid[v1.index(r.setting[p1]), v2.index(r.setting[p2])] = r.pass_rate
-            figure = Figure(f"{pipeline}: pass@1 over {p1} × {p2} on {dataset}",
-                            f"Annotated heat map of pass@1 for each {p1} and {p2} of {pipeline}",
-                            figures.sweep_heatmap(grid, v1, v2, p1, p2, f"{pipeline} {p1}×{p2} ({dataset})"))
-        out.append((result, figure))
-    return out
+def _sweep_figure(found: SweepFinding) -> Figure | None:
+    """A sweep's line (one parameter) or heat map (two), from the rows the audit computed."""
+    result, pipeline, dataset = found.result, found.pipeline, found.dataset
+    if result.rows and len(result.parameters) == 1:
+        name = result.parameters[0]
+        rows = list(result.rows)
+        return Figure(f"{pipeline}: pass@1 against {name} on {dataset}",
+                      f"Line of pass@1 with 95 % CI band for each {name} value of {pipeline}",
+                      figures.sweep_line([r.setting[name] for r in rows], [r.pass_rate for r in rows],
+                                         [r.ci_low for r in rows], [r.ci_high for r in rows], name,
+                                         f"{pipeline} sweep over {name} ({dataset})"))
+    if result.rows and len(result.parameters) == 2:
+        p1, p2 = result.parameters
+        v1 = sorted({r.setting[p1] for r in result.rows}, key=setting_sort_key)
+        v2 = sorted({r.setting[p2] for r in result.rows}, key=setting_sort_key)
+        grid = np.full((len(v1), len(v2)), np.nan)
+        for r in result.rows:  # laid out on the grid, not computed: each cell is one row's pass rate
+            grid[v1.index(r.setting[p1]), v2.index(r.setting[p2])] = r.pass_rate
+        return Figure(f"{pipeline}: pass@1 over {p1} × {p2} on {dataset}",
+                      f"Annotated heat map of pass@1 for each {p1} and {p2} of {pipeline}",
+                      figures.sweep_heatmap(grid, v1, v2, p1, p2, f"{pipeline} {p1}×{p2} ({dataset})"))
+    return None
 
 
 def _decay_figure(decay: ArmDecay) -> Figure | None:
@@ -166,7 +152,7 @@ def _provenance(run: Run) -> dict[str, Any]:
     }
 
 
-def _study_section(result: AnalysisResult, study: StudyResult, table: Any) -> StudySection:
+def _study_section(result: AnalysisResult, study: StudyResult, shares: OutcomeShares | None) -> StudySection:
     """Tables and figures of one study: forest plot, cost against accuracy, per-problem heat map."""
     part = result.for_study(study.study.id)
     arms = list(part.arms)
@@ -193,14 +179,12 @@ def _study_section(result: AnalysisResult, study: StudyResult, table: Any) -> St
                                       _left_out(without_tokens + unscored)))
     elif tokens:
         section.figures_left_out.append(f"No cost-and-accuracy figure: no arm of {sid} records its token counts.")
-    cells = table[table["arm"].isin(study.study.arms) & (table["dataset"] == dataset)]
-    problems = list(dict.fromkeys(cells["problem"]))
-    matrix = np.vstack([outcome_matrix(cells, arm, dataset).mean(axis=1).reindex(problems).to_numpy()
-                        for arm in names])
-    section.figures.append(Figure(f"{sid}: per-problem outcomes", f"Heat map of the share of repeats solved, "
-                                  f"{len(names)} arms by {len(problems)} problems, study {sid}",
-                                  figures.outcome_heatmap(matrix, names, f"{sid}: per-problem outcomes"),
-                                  _left_out(unscored)))
+    if shares is not None:
+        section.figures.append(Figure(f"{sid}: per-problem outcomes", f"Heat map of the share of repeats solved, "
+                                      f"{len(shares.arms)} arms by {len(shares.problems)} problems, study {sid}",
+                                      figures.outcome_heatmap(shares.shares, list(shares.arms),
+                                                              f"{sid}: per-problem outcomes"),
+                                      _left_out(unscored)))
     return section
 
 
@@ -208,18 +192,10 @@ def _left_out(arms: list[str]) -> str:
     return f"Left out: {'; '.join(arms)}." if arms else ""
 
 
-def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None = None,
-                dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = (),
-                boards: Sequence[Leaderboard] = (), analysis: AnalysisResult | None = None) -> ReportModel:
-    """What the report shows. ``analysis`` is the analysis of ``runs`` with its decay fits
-    (:func:`sotacheck.audit.decay_fits.with_decays`); without it the audit layer makes it here, from
-    ``baseline`` and ``compare``. The report quotes the fits it carries and fits nothing itself."""
-    if not runs:
-        raise OutcomeError("no runs given")
-    if analysis is None:
-        analysis = with_decays(analyze(runs, baseline, compare=compare), runs)
-    table = combine_runs(runs)
-    claims = audit_claims(claims_files, runs, dataset_sizes) if claims_files else []
+def build_model(runs: list[Run], inputs: ReportInputs) -> ReportModel:
+    """What the report shows: the numbers of ``inputs`` (:func:`sotacheck.audit.report_inputs.report_inputs`,
+    computed from ``runs``) laid out as text, tables and figures; ``runs`` give only their provenance."""
+    analysis, claims = inputs.analysis, list(inputs.claims)
     counts: dict[str, int] = {verdict: n for verdict, n in Counter(v.verdict for v in claims).items()}
     missing = []
     if len(analysis.studies) > 1:
@@ -231,7 +207,8 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     if claims:
         summary.append(", ".join(f"{n} {verdict}" for verdict, n in Counter(v.verdict for v in claims).most_common())
                        + f" among {len(claims)} claims.")
-    studies = [_study_section(analysis, study, table) for study in analysis.studies]
+    studies = [_study_section(analysis, study, inputs.outcome_shares.get(study.study.id))
+               for study in analysis.studies]
     compared = [c for section in studies for c in section.analysis.comparisons]
     summary.append(f"{len(studies)} stud{'y' if len(studies) == 1 else 'ies'}, "
                    f"{sum(len(s.analysis.arms) for s in studies)} arms with a pass rate; "
@@ -248,21 +225,18 @@ def build_model(runs: list[Run], claims_files: list[Path], baseline: str | None 
     summary += [f"Asked for by name, {n.describe()}." for n in refused]
     model = ReportModel("sotacheck audit report", datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), summary, claims,
                         counts, analysis, studies, requested, missing=missing)
-    for index, run in enumerate(runs):  # sweeps stay within the run that made them (as the decay fits do)
-        own = table[table[RUN_COLUMN] == index]
-        defaults = paper_defaults([run]) or paper_defaults(runs)
-        for dataset in dict.fromkeys(own["dataset"]):
-            model.sweeps.extend(_sweeps(own, dataset, defaults))
+    model.sweeps = [(found.result, _sweep_figure(found)) for found in inputs.sweeps]
     model.decays = [(decay, _decay_figure(decay)) for decay in analysis.decays]
     model.provenance = [_provenance(run) for run in runs]
-    model.fidelity = fidelity(runs)
-    model.fidelity_warnings = truncation_warnings(model.fidelity)
+    model.fidelity = list(inputs.fidelity)
+    model.fidelity_warnings = list(inputs.fidelity_warnings)
     if model.fidelity_warnings:
         model.summary.append(f"{len(model.fidelity_warnings)} arm(s) ran with more than "
                              f"{100 * TRUNCATION_WARNING_SHARE:g} % of their replies cut by the token limit "
                              "(Fidelity, below).")
     model.glance = glance_rows(claims, analysis)
     model.glance_figure = _glance_figure(analysis)
+    boards = inputs.leaderboards
     if boards:
         from sotacheck.reports.leaderboard_html import leaderboard_section, leaderboard_style
         from sotacheck.reports.leaderboard_text import headline
@@ -289,11 +263,8 @@ def render(model: ReportModel) -> str:
                                                              truncation_threshold=TRUNCATION_WARNING_SHARE)
 
 
-def write_report(runs: list[Run], claims_files: list[Path], output: Path, baseline: str | None = None,
-                 dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = (),
-                 boards: Sequence[Leaderboard] = (), analysis: AnalysisResult | None = None) -> Path:
-    """Render the report of ``runs`` (with the claim verdicts of ``claims_files``, a section per leaderboard
-    of ``boards`` and ``analysis``, computed by the caller: see :func:`build_model`) to ``output``, atomically."""
-    model = build_model(runs, claims_files, baseline=baseline, dataset_sizes=dataset_sizes, compare=compare,
-                        boards=boards, analysis=analysis)
-    return write_atomically(output, render(model))
+def write_report(runs: list[Run], inputs: ReportInputs, output: Path) -> Path:
+    """Render the report of ``runs`` from what the audit computed of them (``inputs``: the analysis, claim
+    verdicts, sweeps, fidelity and leaderboards, :func:`sotacheck.audit.report_inputs.report_inputs`) to
+    ``output``, atomically."""
+    return write_atomically(output, render(build_model(runs, inputs)))

@@ -15,8 +15,8 @@ from sotacheck.reruns.context import Accounting, CellError, PipelineContext
 from sotacheck.reruns.crashpoints import crash_point
 from sotacheck.reruns.model.base import ChatModel
 from sotacheck.reruns.pipelines import Arm
-from sotacheck.reruns.sandbox.judge import judge_hidden
 from sotacheck.reruns.sandbox.pool import SandboxPool
+from sotacheck.reruns.sandbox.submission import judge_hidden
 from sotacheck.reruns.spec import RunSpec
 from sotacheck.reruns.store.group_commit import CellWrites, DirectWrites
 from sotacheck.reruns.store.run_store import CellKey, CellStore, Observation

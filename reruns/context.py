@@ -16,9 +16,9 @@ from typing import Any
 from sotacheck.reruns.benchmarks.problem import Problem, ProblemView
 from sotacheck.reruns.crashpoints import crash_point
 from sotacheck.reruns.model.base import ChatModel, ChatRequest, Message, ModelCallFailed, SamplingParams, cache_key
-from sotacheck.reruns.sandbox.judge import judge_hidden, run_visible
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.result import ExecutionResult
+from sotacheck.reruns.sandbox.submission import judge_hidden, run_visible
 from sotacheck.reruns.seeds import derive_seed
 from sotacheck.reruns.store.group_commit import CellWrites, DirectWrites
 from sotacheck.reruns.store.run_store import CellKey, CellStore

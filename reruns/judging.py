@@ -18,8 +18,8 @@ from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 from sotacheck.reruns.benchmarks.registry import load_dataset
 from sotacheck.reruns.benchmarks.suites import base_tests
-from sotacheck.reruns.sandbox.judge import Verdict
 from sotacheck.reruns.sandbox.result import SandboxLimits
+from sotacheck.reruns.sandbox.submission import Verdict
 
 EXECUTORS = ("local", "ray")
 
@@ -82,7 +82,7 @@ class JudgeReport:
                   "sotacheck_version": version(), "n": len(self.verdicts), "passed": self.passed,
                   "pass_rate": self.pass_rate, "counts": self.counts}
         if any(problem.kind == "program" for problem in self.dataset.problems):
-            from sotacheck.reruns.sandbox.programs import output_rules
+            from sotacheck.reruns.sandbox.stdin_programs import output_rules
 
             report["output_rules"] = output_rules(self.dataset.name)  # how stdout was compared (``_outputs``)
         if self.base_verdicts is not None and self.base_passed is not None:
@@ -136,7 +136,7 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
         if pool is not None:
             own = None
             if relative_timeout:
-                from sotacheck.reruns.sandbox.judge import judge_many, relative_limits
+                from sotacheck.reruns.sandbox.submission import judge_many, relative_limits
 
                 reference = judge_many(pool, data.content_hash, [(p, p.canonical_solution or "") for p in data.problems])
                 own = relative_limits(reference, limits)
@@ -148,7 +148,7 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
 
 def _judge_local(pool: Any, data: Dataset, pairs: list[tuple[Problem, str]], progress: bool,
                  limits: dict[str, SandboxLimits] | None = None) -> list[Verdict]:
-    from sotacheck.reruns.sandbox.judge import judge_many
+    from sotacheck.reruns.sandbox.submission import judge_many
 
     judged: Iterator[Verdict] = judge_many(pool, data.content_hash, pairs, limits)
     if progress:  # tqdm is imported only then: it is a sixtieth of a second of start-up

@@ -111,7 +111,7 @@ def _wrapping(problem: Problem, body: str, prelude: str = "") -> str | None:
     """The canonical solution with the entry point wrapped: ``body`` sees ``args`` and ``_canonical``."""
     if not problem.canonical_solution:
         return None
-    from sotacheck.reruns.sandbox.program import assemble_program
+    from sotacheck.reruns.sandbox.completion import assemble_program
 
     canonical = assemble_program(problem.prompt, problem.canonical_solution, problem.entry_point)
     return (f"{canonical}\n{prelude}\n_sotacheck_canonical = {problem.entry_point}\n\n"
@@ -183,7 +183,7 @@ def self_comparing(problem: Problem) -> bool:
 
 def audit_dataset(pool: SandboxPool, data: Dataset) -> SuspectReport:
     """Run every wrong program of every function problem of ``data`` through ``pool``."""
-    from sotacheck.reruns.sandbox.judge import judge_hidden
+    from sotacheck.reruns.sandbox.submission import judge_hidden
 
     problems = [p for p in data.problems if p.kind == "function"]
     jobs = [(p, w) for p in problems for w in wrong_programs(p)]

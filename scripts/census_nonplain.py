@@ -19,7 +19,7 @@ import sys
 import types
 
 from sotacheck.reruns.benchmarks import load_dataset
-from sotacheck.reruns.sandbox.program import assemble_program
+from sotacheck.reruns.sandbox.completion import assemble_program
 
 EXACT = {
     type(None),

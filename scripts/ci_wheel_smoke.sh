@@ -64,7 +64,7 @@ expected = ["SOURCES.md", "LICENSE-MapCoder", "LICENSE-CodeGenerator",
             "published/mapcoder/ChatGPT/HumanEval/ChatGPT-MapCoder-5-5-Human-Python3-0-1.jsonl.gz",
             "published/mapcoder/ChatGPT/HumanEvalPlus/ChatGPT-MapCoder-5-5-Human-Python3-0-1_eval_results.json.gz"]
 missing = [e for e in expected if "sotacheck/data/" + e not in names]
-runs = [n for n in names if n.startswith("sotacheck/data/runs/")]
+runs = [n for n in names if n.endswith(("/run.json", "/store.sqlite.gz", "/outcomes.parquet")) or "recordings/" in n]
 tops = sorted({n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")})
 problems = ([f"missing {missing}"] if missing else []) + ([f"recorded runs packaged: {runs[:3]}"] if runs else []) \
     + ([f"top-level names other than sotacheck: {tops}"] if tops != ["sotacheck"] else [])

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: judge the canonical solutions; rerun Direct and CoT live with the embedded model on the first
-# LIMIT HumanEval problems under the conditions of the recorded run data/runs/methods-qwen05b (temperature 0,
+# LIMIT HumanEval problems under the conditions of the recorded run recordings/methods-qwen05b (temperature 0,
 # top_p 1, replies capped at 768 tokens, seed 7), so that the analysis can say something: the gate checks,
 # problem by problem, whether the live rerun reproduces the recorded verdicts, and `analyze` says what this
 # many problems can and cannot tell apart. Then: import MapCoder's released logs, audit the published claims,
@@ -12,9 +12,9 @@ cd "$(dirname "$0")/.."
 SOTACHECK=.venv/bin/sotacheck
 LIMIT=${1:-10}
 REPEATS=${2:-1}
-RECORDED_RUN=data/runs/methods-qwen05b
+RECORDED_RUN=recordings/methods-qwen05b
 # MapCoder's released HumanEval logs, bundled with sotacheck (data/SOURCES.md says where they come from).
-MAPCODER_LOGS=$(.venv/bin/python -c 'import importlib.resources as r; print(r.files("sotacheck.data") / "published/mapcoder/ChatGPT/HumanEval")')
+MAPCODER_LOGS=$(.venv/bin/python -P -c 'import importlib.resources as r; print(r.files("sotacheck.data") / "published/mapcoder/ChatGPT/HumanEval")')
 RUN=runs/demo-${LIMIT}x${REPEATS}
 started=$(date +%s)
 step() { echo; echo "== $1 ($(( $(date +%s) - started )) s)"; }
@@ -46,7 +46,7 @@ step "import MapCoder's released logs and analyze them"
 $SOTACHECK import mapcoder "$MAPCODER_LOGS" --out runs/mapcoder-he --force
 $SOTACHECK analyze runs/mapcoder-he --baseline MapCoder-5-5
 RECORDED=()
-for dir in data/runs/*/; do RECORDED+=("${dir%/}"); done
+for dir in recordings/*/; do RECORDED+=("${dir%/}"); done
 RUNS=()
 for dir in runs/mapcoder-he "${RECORDED[@]}"; do RUNS+=(--runs "$dir"); done
 step "audit the published claims"

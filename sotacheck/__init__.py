@@ -17,7 +17,17 @@ does not import the statistics and the report renderer as well.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
+
+# The editable install is a tree of links laid out as the package (Makefile, setup-core). A Python started in
+# the checkout's root (`python -m`, `python -c`, Ray's workers) finds this folder first on sys.path instead,
+# where audit/, reruns/, reports/ and data/ are not below it: the package's search path then takes the
+# other `sotacheck` folders on sys.path too (the link tree's), so that `sotacheck.audit` is still found.
+if not os.path.isdir(os.path.join(os.path.dirname(__file__), "audit")):
+    from pkgutil import extend_path
+
+    __path__ = extend_path(__path__, __name__)
 
 if TYPE_CHECKING:
     from sotacheck.api import (
@@ -42,7 +52,7 @@ if TYPE_CHECKING:
         table,
     )
 
-# The names of sotacheck.api (tests/cli/test_errors_and_api.py checks that the two lists agree).
+# The names of sotacheck.api (tests/api/test_public_api.py checks that the two lists agree).
 __all__ = ["__version__", "analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare",
            "datasets", "flaky_problems", "gate", "import_logs", "judge", "leaderboard", "load_run", "migrate", "report",
            "rerun", "resume", "sweep_spec", "table"]

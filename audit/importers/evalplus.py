@@ -154,7 +154,8 @@ def _dataset_name(verdicts: list[EvalPlusVerdict], file: Path) -> str:
         return "humaneval"
     if prefixes == {"mbpp"}:
         return "mbpp"
-    raise OutcomeError(f"{file}: cannot tell the benchmark from task ids {sorted(prefixes)[:3]}; pass --dataset")
+    raise OutcomeError(f"{file}: cannot tell the benchmark from task ids {sorted(prefixes)[:3]}; give {{dataset}}",
+                       parameters=("dataset",))
 
 
 def evalplus_arm(file: Path) -> tuple[str, str | None]:
@@ -193,7 +194,8 @@ def import_evalplus(path: str | Path, arm: str | None = None, dataset: str | Non
     """
     files = files_of(Path(path), "*eval_results.json", "*eval_results.json.gz")
     if arm is not None and len(files) > 1:
-        raise UsageError(f"--arm names one arm, but the folder holds {len(files)} result files: {path}")
+        raise UsageError(f"{{arm}} names one arm, but the folder holds {len(files)} result files: {path}",
+                         parameters=("arm",))
     rows: list[dict[str, Any]] = []
     sources: list[dict[str, Any]] = []
     for file in files:

@@ -91,7 +91,8 @@ def renamed(table: pd.DataFrame, arm: str | None, dataset: str | None, what: str
     if arm is not None:
         arms = sorted(set(table["arm"]))
         if len(arms) > 1:
-            raise UsageError(f"--arm names one arm, but {what} holds {len(arms)}: {', '.join(arms)}")
+            raise UsageError(f"{{arm}} names one arm, but {what} holds {len(arms)}: {', '.join(arms)}",
+                             parameters=("arm",))
         table = table.assign(arm=arm, pipeline=arm)
     if dataset is not None:
         table = table.assign(dataset=dataset)

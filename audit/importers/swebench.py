@@ -152,12 +152,13 @@ def import_swebench(path: str | Path, instances: str | Path | None, arm: str | N
     root = Path(path)
     if instances is None:
         raise OutcomeError(f"{root}: SWE-bench results list only the instances resolved; give the benchmark's "
-                           f"instance ids with --instances FILE (one id a line, or SWE-bench's instances)")
+                           f"instance ids with {{instances}} (a file: one id a line, or SWE-bench's instances)",
+                           parameters=("instances",))
     ids = read_instances(Path(instances))
     known = set(ids)
     submissions = submission_files(root)
     if arm is not None and len(submissions) > 1:
-        raise UsageError(f"--arm names one submission, but {root} holds {len(submissions)}")
+        raise UsageError(f"{{arm}} names one submission, but {root} holds {len(submissions)}", parameters=("arm",))
     name_of = dataset or DEFAULT_DATASET
     frames, sources, systems = [], [], {}
     for name, file in submissions.items():

@@ -206,8 +206,9 @@ def _shape(table: TableFile, options: ImportOptions) -> str:
         raise OutcomeError(f"{table.file}: no outcome column: give `passed` (0/1), `passed` and `samples` (k of "
                            f"n), or a fraction ({', '.join(FRACTION_COLUMNS)}) with its sample count")
     if options.samples is not None and (shape != "fraction" or "samples" in columns):
-        raise UsageError(f"--samples gives the sample count of a fraction column without a `samples` column; "
-                         f"{table.file} has {'a `samples` column' if 'samples' in columns else 'no fraction'}")
+        raise UsageError(f"{{samples}} gives the sample count of a fraction column without a `samples` column; "
+                         f"{table.file} has {'a `samples` column' if 'samples' in columns else 'no fraction'}",
+                         parameters=("samples",))
     if shape != "verdicts" and "repeat" in columns:
         raise OutcomeError(f"{table.file}: a `repeat` column with {shape}: each row holds all of a system's "
                            f"samples of a problem")
@@ -229,14 +230,16 @@ def read_long_table(path: Path, options: ImportOptions, fmt: str) -> Result:
     frame = table.frame
     system_column, problem_column = _system_column(table), _problem_column(table)
     if "dataset" in frame.columns and options.dataset is not None:
-        raise UsageError(f"--dataset: {table.file} has a `dataset` column")
+        raise UsageError(f"{{dataset}}: {table.file} has a `dataset` column", parameters=("dataset",))
     if "dataset" not in frame.columns and options.dataset is None:
-        raise OutcomeError(f"{table.file}: no `dataset` column; give the dataset with --dataset")
+        raise OutcomeError(f"{table.file}: no `dataset` column; give the dataset with {{dataset}}",
+                           parameters=("dataset",))
     shape = _shape(table, options)
     systems = _names(table, system_column)
     if options.arm is not None:
         if len(set(systems)) > 1:
-            raise UsageError(f"--arm names one system, but {table.file} holds {len(set(systems))}")
+            raise UsageError(f"{{arm}} names one system, but {table.file} holds {len(set(systems))}",
+                             parameters=("arm",))
         systems = np.full(len(frame), options.arm, dtype=object)
     facts = _systems(table, systems, system_column)
     datasets = _names(table, "dataset") if options.dataset is None else np.full(len(frame), options.dataset, object)
@@ -261,11 +264,11 @@ def read_long_table(path: Path, options: ImportOptions, fmt: str) -> Result:
         count, total = next(p for p in COUNT_COLUMNS if p[0] in frame.columns) if shape == "counts" \
             else (next(c for c in FRACTION_COLUMNS if c in frame.columns), "samples")
         if total not in frame.columns and options.samples is None:
-            raise OutcomeError(f"{table.file}: fractions in `{count}` without a sample count; give a `samples` "
-                               f"column or --samples N")
+            raise OutcomeError(f"{table.file}: fractions in `{count}` without a sample count; give it as a "
+                               f"`samples` column or as {{samples}}", parameters=("samples",))
         samples = _whole(table, total, 1) if total in frame.columns else np.full(len(frame), options.samples)
         if options.samples is not None and options.samples < 1:
-            raise UsageError(f"--samples must be at least 1, got {options.samples}")
+            raise UsageError(f"{{samples}} must be at least 1, got {options.samples}", parameters=("samples",))
         passes = _whole(table, count, 0) if shape == "counts" else _fraction_counts(table, count, samples)
         over = passes > samples
         if over.any():

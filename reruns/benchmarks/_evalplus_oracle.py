@@ -5,9 +5,10 @@ EvalPlus computes its expected outputs by running each task's canonical solution
 run in ``python -s -P -m sotacheck.reruns.benchmarks._evalplus_oracle`` children (a few in parallel, each
 in an empty temporary directory, with ``PYTHONHASHSEED=0`` so that an output built from a set's order is
 the same on every load), which get the jobs on standard input and answer with one line per task, values
-as the judge's own channel writes them (``sandbox/_wire.py``: exact types, no pickle). A task whose
+as the judge's own channel writes them (``sandbox/child/_wire.py``: exact types, no pickle). A task whose
 solution raises, returns something that is not plain data, or runs past ``TASK_TIMEOUT_S`` is reported,
-with the input, and the dataset does not load.
+with the input, and the dataset does not load. (The leading underscore: a child process's module, though
+its parent side, :func:`canonical_outputs`, is here too; docs/design.md, "One meaning per name".)
 
 The outputs are cached under ``$SOTACHECK_CACHE/evalplus/`` (default ``~/.cache/sotacheck``), one file per
 release file, keyed by the SHA-256 of its content, this module's source, the input conversions' and the
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sotacheck.reruns.benchmarks.suites import SUITES
-from sotacheck.reruns.sandbox import _wire
+from sotacheck.reruns.sandbox.child import _wire
 
 TASK_TIMEOUT_S = 300.0  # per task, both suites: a guard against a hang, not a judge's limit
 Outputs = dict[str, list[Any]]  # suite -> expected output of each input

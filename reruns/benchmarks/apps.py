@@ -8,7 +8,7 @@ both from ``train.jsonl``), so 22 rows repeat an earlier row exactly (``1604`` t
 counts all 150. Here every row is a problem: the first row of an id is ``APPS/<id>``, a repeat ``APPS/<id>#2`` (``#3``).
 
 Every problem is a standard-input *program* problem (``Problem.kind == "program"``), judged as ExecEval
-judges it (``sotacheck.reruns.sandbox.programs``). 98 rows are Codewars function-call problems (a
+judges it (``sotacheck.reruns.sandbox.stdin_programs``). 98 rows are Codewars function-call problems (a
 ``starter_code`` such as ``def get_score(dice):``): their tests give the function's arguments on stdin, one
 per line (``"\\n".join(str(arg) ...)``), and expect the return value printed. Their accepted outputs are
 often not strings in the file (``100``, ``true``, a list): those are compared here as ``print`` writes the

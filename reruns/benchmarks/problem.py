@@ -13,7 +13,7 @@ ProblemKind = Literal["function", "program"]
 @dataclass(frozen=True)
 class IOTest:
     """A standard-input test of a program: the text given on stdin and every output accepted (any one of
-    them passes; how an output is compared: ``sotacheck.reruns.sandbox._outputs``)."""
+    them passes; how an output is compared: ``sotacheck.reruns.sandbox.child._outputs``)."""
 
     input: str
     outputs: tuple[str, ...]

@@ -351,7 +351,7 @@ class RayExecutor:
 
 # --- judging ---------------------------------------------------------------------------------------------
 def _judge_batch(dataset_hash: str, items: list[tuple[Problem, str]], limits: SandboxLimits) -> list[Any]:
-    from sotacheck.reruns.sandbox.judge import judge_many
+    from sotacheck.reruns.sandbox.submission import judge_many
 
     return list(judge_many(_worker_pool(limits), dataset_hash, items))
 

@@ -3,8 +3,8 @@
 retries.
 
 The public modules are ``__all__`` (``docs/python-api.md`` lists them), imported on first use. The others
-(``_llama_server``, ``loopback``, ``openai_compat``, ``parent_watch``, ``replay``) are reached through
-``registry``.
+(``loopback``, ``openai_compat``, ``parent_watch``, ``replay``) are reached through ``registry``;
+``_llama_server`` is the embedded server's child process (``local`` starts it).
 """
 
 from __future__ import annotations

@@ -14,11 +14,13 @@ Two modes, chosen by ``SOTACHECK_PREFIX_REUSE`` (set by ``reruns.model.local.Loc
 - ``A`` > 0: the cached prefix is kept only up to a multiple of ``A`` tokens (and never the whole prompt),
   so the rest of the prompt is evaluated in batches that start at a multiple of ``A``, on the same cache
   contents a fresh evaluation would have there. With ``A`` a multiple of ggml's row tile, every row then
-  falls in the same tile position as in a fresh evaluation; ``tests/reruns/test_prefix_reuse.py`` and
+  falls in the same tile position as in a fresh evaluation; ``tests/reruns/model/test_prefix_reuse.py`` and
   ``bench/bench_prefix_reuse.py`` check the logits and the replies against fresh evaluation.
 
-Run as ``python -m sotacheck.reruns.model._llama_server`` with the stock server's arguments. The server exits when
-the process that started it is gone (killed with SIGKILL, say), instead of holding both cores for ever.
+Run as ``python -P -m sotacheck.reruns.model._llama_server`` with the stock server's arguments, by
+``local.LocalServer``: a child process's module, hence the leading underscore (docs/design.md, "One meaning
+per name"). The server exits when the process that started it is gone (killed with SIGKILL, say), instead of
+holding both cores for ever.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-import llama_cpp
-from llama_cpp.server.__main__ import main
+import llama_cpp  # pyright: ignore[reportMissingImports]  (the `local` extra, not in `make setup-core`)
+from llama_cpp.server.__main__ import main  # pyright: ignore[reportMissingImports]
 
 from sotacheck.reruns.model.parent_watch import exit_with_parent
 

@@ -137,9 +137,11 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "sotacheck.reruns.model._llama_server", "--model", str(self.gguf), "--model_alias",
-                self.model_alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+        # -P: the working directory stays off sys.path; in a checkout's root, its sotacheck/ folder would
+        # shadow the package the editable install lays out (Makefile, setup-core).
+        return [sys.executable, "-P", "-m", "sotacheck.reruns.model._llama_server", "--model", str(self.gguf),
+                "--model_alias", self.model_alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
+                str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
     def start(self) -> LocalServer:
         if self._proc is not None and self._proc.poll() is None:

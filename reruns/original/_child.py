@@ -1,6 +1,7 @@
 """The child process that runs one of the authors' prompting classes, unmodified, on one problem.
 
-``runner.py`` starts it as ``python -I _child.py``; it imports nothing of sotacheck. The authors' ``src/``
+``runner.py`` starts it as ``python -I _child.py`` (a child process's script, standard library only: hence
+the leading underscore, docs/design.md, "One meaning per name"); it imports nothing of sotacheck. The authors' ``src/``
 goes on ``sys.path`` here and nowhere else, so their top-level packages (``datasets``, which shadows Hugging
 Face's, ``models``, ``results``, ``utils``, ...) and what they import (``tiktoken``) never enter sotacheck's
 process. Their class runs through its own ``run()`` loop (pass_at_k 1) on a one-problem dataset of their own

@@ -1,8 +1,9 @@
-"""PyCapsule (arXiv 2502.02928): a programmer agent and a deterministic executor.
+"""PyCapsule (arXiv 2502.02928): a programmer agent and deterministic tools (``pycapsule_tools``; the paper
+calls them its executor agent).
 
     code ← programmer.generate(problem, signature)                    # attempt 0
     for attempt in 0 .. max_attempts:
-        result ← executor.run_visible_tests(strip_example_calls(code))
+        result ← tools.run_visible_tests(strip_example_calls(code))
         if result passes: submit code
         if attempt = max_attempts: break
         code ← programmer.fix(problem, code, process_error(result))   # only the last attempt and its error
@@ -20,7 +21,7 @@ from sotacheck.reruns.benchmarks.problem import ProblemView
 from sotacheck.reruns.context import PipelineContext
 from sotacheck.reruns.pipelines.code import last_code_block
 from sotacheck.reruns.pipelines.feedback import process_error
-from sotacheck.reruns.pipelines.pycapsule_executor import signature_from, strip_example_calls
+from sotacheck.reruns.pipelines.pycapsule_tools import signature_from, strip_example_calls
 from sotacheck.reruns.pipelines.registry import PYCAPSULE_SAMPLING, Pipeline, PipelineParams
 from sotacheck.reruns.pipelines.task import is_program, quote, unit
 

@@ -114,10 +114,10 @@ _ORIGINAL = f"{_HERE}.original"
 REGISTRY: Registry[Pipeline[Any]] = Registry("pipeline", {
     "direct": Entry(f"{_HERE}.direct", "direct prompting: one call"),
     "cot": Entry(f"{_HERE}.cot", "zero-shot chain of thought: one call"),
-    "pycapsule": Entry(f"{_HERE}.pycapsule", "PyCapsule: a programmer agent and a deterministic executor"),
+    "pycapsule": Entry(f"{_HERE}.pycapsule", "PyCapsule: a programmer agent and deterministic tools"),
     "codesim": Entry(f"{_HERE}.codesim", "CodeSim: simulation-driven planning and debugging"),
     "mapcoder": Entry(f"{_HERE}.mapcoder", "MapCoder: retrieval, planning, coding and debugging agents"),
-    "gate": Entry(f"{_HERE}.gate", "the evidence-gated commitment wrapper around a base pipeline"),
+    "gate": Entry(f"{_HERE}.evidence_gate", "the evidence-gated commitment wrapper around a base pipeline"),
     "cot-fewshot": Entry(f"{_HERE}.cot_fewshot", "few-shot chain of thought, as MapCoder and CodeSim ran it"),
     "mapcoder@original": Entry(f"{_ORIGINAL}:MAPCODER", "MapCoder's released class, from a checkout"),
     "direct@original": Entry(f"{_ORIGINAL}:DIRECT", "MapCoder's Direct baseline, from a checkout"),

@@ -1,5 +1,11 @@
 """The execution boundary: run candidate code against tests in confined child processes.
 
+The judge's side: ``execution`` (one execution: a job to a supervisor, its reply as a result), ``submission``
+(a problem's submission against its hidden or visible tests), ``completion`` (how a completion becomes the
+program judged), ``stdin_programs`` (a standard-input program, test by test), ``pool``, ``slots``,
+``supervisor``, ``result``. The child processes' side, the scripts the supervisor and the candidate processes
+run, is ``child/`` (its README.md).
+
 The names below are imported on first use (PEP 562), so that importing one light submodule (the
 launcher's ``reruns.sandbox.supervisor``) does not import them all.
 """
@@ -10,14 +16,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sotacheck.reruns.sandbox.executor import execute
-    from sotacheck.reruns.sandbox.judge import Verdict, judge_hidden, judge_many, run_visible
+    from sotacheck.reruns.sandbox.completion import assemble_program
+    from sotacheck.reruns.sandbox.execution import execute
     from sotacheck.reruns.sandbox.pool import SandboxPool
-    from sotacheck.reruns.sandbox.program import assemble_program
     from sotacheck.reruns.sandbox.result import STATUSES, ExecutionResult, SandboxLimits, TestResult
+    from sotacheck.reruns.sandbox.submission import Verdict, judge_hidden, judge_many, run_visible
 
-_HOME = {"execute": "executor", "Verdict": "judge", "judge_hidden": "judge", "judge_many": "judge",
-         "run_visible": "judge", "SandboxPool": "pool", "assemble_program": "program", "STATUSES": "result",
+_HOME = {"execute": "execution", "Verdict": "submission", "judge_hidden": "submission", "judge_many": "submission",
+         "run_visible": "submission", "SandboxPool": "pool", "assemble_program": "completion", "STATUSES": "result",
          "ExecutionResult": "result", "SandboxLimits": "result", "TestResult": "result"}
 
 __all__ = ["STATUSES", "ExecutionResult", "SandboxLimits", "SandboxPool", "TestResult", "Verdict",

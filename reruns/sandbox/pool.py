@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from sotacheck.reruns.sandbox.executor import execute
+from sotacheck.reruns.sandbox.execution import execute
 from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits
 from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import default_workers, start_supervisor, take_warm_lease
@@ -31,7 +31,7 @@ class SandboxPool:
         self._slots: queue.Queue[int] = queue.Queue()
         for slot in self._lease.slots:
             self._slots.put(slot)
-        self._executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="sandbox")
+        self._threads = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="sandbox")
         self._offloader: Any = None  # ``offload``'s threads (``sandbox/offload.py``), made by its first job
         for slot in self._lease.slots:  # they import in parallel with whatever the caller does next
             start_supervisor(slot, self.limits.isolate_network)
@@ -49,7 +49,7 @@ class SandboxPool:
 
     def map(self, function: Callable[[T], ExecutionResult], items: Iterable[T]) -> Iterator[ExecutionResult]:
         """Apply ``function`` (which calls ``self.run``) to each item concurrently, results in order."""
-        return self._executor.map(function, items)
+        return self._threads.map(function, items)
 
     async def offload(self, function: Callable[..., R], *args: Any) -> R:
         """Await ``function(*args)`` (which calls ``self.run``) run on one of the pool's own threads, one per
@@ -66,7 +66,7 @@ class SandboxPool:
     def close(self) -> None:
         if self._offloader is not None:
             self._offloader.close()
-        self._executor.shutdown(wait=True)
+        self._threads.shutdown(wait=True)
         self._lease.release()
 
     def __enter__(self) -> SandboxPool:

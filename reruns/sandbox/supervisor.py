@@ -1,7 +1,7 @@
-"""The sandbox supervisors: one long-lived ``_zygote.py`` process per worker slot, started on demand and
+"""The sandbox supervisors: one long-lived ``child/_zygote.py`` process per worker slot, started on demand and
 restarted whenever it dies or hangs.
 
-Kept apart from the executor, with only light imports, so that the ``sotacheck`` launcher can lease the
+Kept apart from ``execution.py``, with only light imports, so that the ``sotacheck`` launcher can lease the
 slots and start the supervisors before the command line interface is even imported (see
 :func:`warm_up`): a supervisor takes about 40 ms to start, which then overlaps the CLI's own start-up.
 """
@@ -21,7 +21,8 @@ from typing import Any
 
 from sotacheck.reruns.sandbox.slots import SlotLease
 
-ZYGOTE_SCRIPT = Path(__file__).with_name("_zygote.py")
+# The child side's scripts are in ``child/`` (its README.md): the supervisor runs as that folder's script.
+ZYGOTE_SCRIPT = Path(__file__).parent / "child" / "_zygote.py"
 
 
 def default_workers() -> int:
@@ -30,7 +31,7 @@ def default_workers() -> int:
 
 
 def test_cache_dir() -> str | None:
-    """Where supervisors running as root keep compiled tests across runs (see ``_testcache.py``):
+    """Where supervisors running as root keep compiled tests across runs (see ``child/_testcache.py``):
     ``$SOTACHECK_TEST_CACHE`` (empty: no disk cache), else ``$XDG_CACHE_HOME`` or ``~/.cache``, under
     ``sotacheck/compiled-tests``."""
     if "SOTACHECK_TEST_CACHE" in os.environ:

@@ -44,7 +44,7 @@ def load_run(path: str | Path) -> Run:
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> run = sotacheck.load_run(runs / "methods-qwen05b")
     >>> run.name, len(run.outcomes), run.manifest.format_version
     ('methods-qwen05b', 120, 2)
@@ -92,7 +92,7 @@ def analyze(runs: Iterable[Run | str | Path], *, baseline: str | None = None, co
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> result = sotacheck.analyze([runs / "methods-qwen05b"], baseline="direct", resamples=200)
     >>> [(arm.arm, arm.pass_rate) for arm in result.arms][:2]
     [('codesim[d=5,p=5]', 0.65), ('cot', 0.7)]
@@ -103,10 +103,10 @@ def analyze(runs: Iterable[Run | str | Path], *, baseline: str | None = None, co
     from sotacheck.audit.analysis import analyze as analyze_runs
 
     if resamples < 1:
-        raise UsageError(f"`resamples` must be at least 1, got {resamples}")
+        raise UsageError(f"{{resamples}} must be at least 1, got {resamples}", parameters=("resamples",))
     pairs = [tuple(pair) for pair in compare]
     if any(len(pair) != 2 for pair in pairs):
-        raise UsageError(f"`compare` must be pairs (arm, against), got {list(compare)!r}")
+        raise UsageError(f"{{compare}} must be pairs (arm, against), got {list(compare)!r}", parameters=("compare",))
     return analyze_runs(runs_of(runs), baseline=baseline, confidence_level=confidence, n_resamples=resamples,
                         seed=seed, compare=[(str(a), str(b)) for a, b in pairs])
 
@@ -155,7 +155,7 @@ def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None,
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> board = sotacheck.leaderboard([runs / "methods-qwen05b"])
     >>> board.dataset, board.n_systems, board.n_problems
     ('humaneval', 6, 20)
@@ -170,7 +170,8 @@ def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None,
         names = sorted({str(d) for run in loaded for d in run.outcomes["dataset"].unique()})
         chosen = dataset or (names[0] if len(names) == 1 else None)
         if chosen is None:
-            raise UsageError(f"`canonical`/`weak_tests`: name the dataset (the runs hold {', '.join(names)})")
+            raise UsageError(f"{{canonical}}/{{weak_tests}}: name the dataset (the runs hold {', '.join(names)})",
+                             parameters=("canonical", "weak_tests"))
         if canonical:
             judged = judge(chosen, canonical=True, data_dir=data_dir)
             verdicts = {v.problem_id: v.result.status == "passed" for v in judged.verdicts}
@@ -216,7 +217,7 @@ def table(runs: Iterable[Run | str | Path], *, format: str = "markdown", kind: s
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> print(sotacheck.table([runs / "methods-qwen05b"], baseline="direct").splitlines()[0])
     | Arm | Dataset | n | Pass@1 [95% CI] | Calls | Tokens | p (Holm) |
     >>> sotacheck.table([runs / "methods-qwen05b"], format="html")
@@ -227,11 +228,11 @@ def table(runs: Iterable[Run | str | Path], *, format: str = "markdown", kind: s
     from sotacheck.reports.tables import RENDERERS, calls_by_problem_table, comparison_table, fidelity_table, pass_rate_table
 
     if format not in RENDERERS:
-        raise UsageError(f"`format` must be one of {', '.join(RENDERERS)}, got {format!r}")
+        raise UsageError(f"{{format}} must be one of {', '.join(RENDERERS)}, got {format!r}", parameters=("format",))
     if ci not in CI_STYLES:
-        raise UsageError(f"`ci` must be 'bracket' or 'pm', got {ci!r}")
+        raise UsageError(f"{{ci}} must be 'bracket' or 'pm', got {ci!r}", parameters=("ci",))
     if kind not in TABLE_KINDS:
-        raise UsageError(f"`kind` must be one of {', '.join(TABLE_KINDS)}, got {kind!r}")
+        raise UsageError(f"{{kind}} must be one of {', '.join(TABLE_KINDS)}, got {kind!r}", parameters=("kind",))
     if kind in ("fidelity", "calls-by-problem"):
         loaded = runs_of(runs)
         view = fidelity_table(fidelity(loaded)) if kind == "fidelity" else calls_by_problem_table(calls_by_problem(loaded))
@@ -280,24 +281,23 @@ def report(runs: Iterable[Run | str | Path], *, output: str | Path = "report.htm
     >>> import tempfile
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     written = sotacheck.report([runs / "methods-qwen05b"], output=Path(folder) / "audit.html")
     ...     print(written.name, written.read_text().startswith("<!DOCTYPE html>"))
     audit.html True
     """
     from sotacheck.api.inputs import dataset_sizes
-    from sotacheck.audit.analysis import analyze as analyze_runs
-    from sotacheck.audit.decay_fits import with_decays
     from sotacheck.audit.leaderboard import leaderboard as build_board
+    from sotacheck.audit.report_inputs import report_inputs
     from sotacheck.reports.html import write_report
 
     loaded = runs_of(runs)
     files = [Path(f) for f in claims]
     boards = [build_board(loaded, name) for name in dict.fromkeys(leaderboard)]
-    analysis = with_decays(analyze_runs(loaded, baseline=baseline, compare=compare), loaded)
-    return write_report(loaded, files, Path(output), baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
-                        compare=compare, boards=boards, analysis=analysis)
+    inputs = report_inputs(loaded, files, baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
+                           compare=compare, boards=boards)
+    return write_report(loaded, inputs, Path(output))
 
 
 def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_arm: str | None = None,
@@ -333,7 +333,7 @@ def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_ar
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
     >>> from sotacheck.audit.gate import GateSettings
-    >>> methods = Path(sotacheck.data.__file__).with_name("runs") / "methods-qwen05b"
+    >>> methods = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings" / "methods-qwen05b"
     >>> verdict = sotacheck.gate(methods, candidate=methods, baseline_arm="direct", candidate_arm="cot",
     ...                          settings=GateSettings(min_n=20))
     >>> verdict.exit_code

@@ -124,15 +124,15 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
 
     if canonical == (samples is not None):
-        raise UsageError("give exactly one of `canonical` and `samples`")
+        raise UsageError("give exactly one of {canonical} and {samples}", parameters=("canonical", "samples"))
     if executor not in ("local", "ray"):
-        raise UsageError(f"`executor` {executor!r}: expected 'local' or 'ray'")
+        raise UsageError(f"{{executor}} {executor!r}: expected 'local' or 'ray'", parameters=("executor",))
     if relative_timeout and executor != "local":
-        raise UsageError("`relative_timeout`: only with `executor` local")
+        raise UsageError("{relative_timeout}: only with {executor} local", parameters=("relative_timeout", "executor"))
     if workers is not None and workers < 1:
-        raise UsageError(f"`workers` must be at least 1, got {workers}")
+        raise UsageError(f"{{workers}} must be at least 1, got {workers}", parameters=("workers",))
     if not test_timeout > 0:
-        raise UsageError(f"`test_timeout` must be positive, got {test_timeout}")
+        raise UsageError(f"{{test_timeout}} must be positive, got {test_timeout}", parameters=("test_timeout",))
     judged = judge_dataset(dataset, samples=Path(samples) if samples is not None else None, canonical=canonical,
                            workers=workers, test_timeout_s=test_timeout, data_dir=data_dir, executor=executor,
                            ray_address=ray_address, progress=progress, hub_id=hub_id,
@@ -188,7 +188,7 @@ def audit_tests(dataset: str, *, workers: int | None = None, test_timeout: float
     from sotacheck.reruns.suspects import audit_dataset
 
     if workers is not None and workers < 1:
-        raise UsageError(f"`workers` must be at least 1, got {workers}")
+        raise UsageError(f"{{workers}} must be at least 1, got {workers}", parameters=("workers",))
     with SandboxPool(workers, SandboxLimits(test_timeout_s=test_timeout)) as pool:
         return audit_dataset(pool, load_dataset(dataset, data_dir=data_dir, hub_id=hub_id))
 

@@ -18,7 +18,7 @@ MAX_SETTINGS = 500
 def check_executor(executor: str) -> None:
     """Refuse an executor that is not ``local`` or ``ray``, before anything starts."""
     if executor not in ("local", "ray"):
-        raise UsageError(f"`executor` {executor!r}: expected 'local' or 'ray'")
+        raise UsageError(f"{{executor}} {executor!r}: expected 'local' or 'ray'", parameters=("executor",))
 
 
 def reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:
@@ -27,7 +27,7 @@ def reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:
 
     for run_dir in reuse:
         if not RunStore.exists(Path(run_dir)):
-            raise InputError(f"`reuse` {run_dir}: no run store (store.sqlite or store.sqlite.gz) there")
+            raise InputError(f"{{reuse}} {run_dir}: no run store (store.sqlite or store.sqlite.gz) there", parameters=("reuse",))
     return [Path(r) for r in reuse] if reuse else None
 
 
@@ -176,15 +176,15 @@ def sweep_spec(pipeline: str, *, grid: Sequence[str], fields: dict[str, Any], fi
     [{'p': 1}, {'p': 2}]
     >>> sotacheck.sweep_spec("codesim", grid=["p=1..30", "d=1..20"], fields={"dataset": "humaneval"})
     Traceback (most recent call last):
-    sotacheck.core.errors.UsageError: the grid has 600 settings (> 500); pass `allow_large=True` to run it anyway
+    sotacheck.core.errors.UsageError: the grid has 600 settings (> 500); pass `allow_large` to run it anyway
     """
     from sotacheck.reruns.grid import parse_assignment, parse_grid
     from sotacheck.reruns.run import validate_spec
 
     settings = parse_grid(grid)
     if len(settings) > MAX_SETTINGS and not allow_large:
-        raise UsageError(f"the grid has {len(settings)} settings (> {MAX_SETTINGS}); pass `allow_large=True` to run "
-                         "it anyway")
+        raise UsageError(f"the grid has {len(settings)} settings (> {MAX_SETTINGS}); pass {{allow_large}} to run "
+                         "it anyway", parameters=("allow_large",))
     constant = dict(parse_assignment(item) for item in fixed)
     return validate_spec({**fields, "pipelines": [{"name": pipeline, "params": {**constant, **s}} for s in settings]},
                          "sweep")

@@ -95,7 +95,7 @@ def migrate(run_dir: str | Path) -> Run:
     >>> import shutil, tempfile
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> runs = Path(sotacheck.data.__file__).with_name("runs")
+    >>> runs = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings"
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     copy = shutil.copytree(runs / "methods-qwen05b", Path(folder) / "methods")
     ...     sotacheck.migrate(copy).manifest.format_version
@@ -132,7 +132,7 @@ def check_leakage(run_dir: str | Path) -> LeakageReport:
     --------
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
-    >>> report = sotacheck.check_leakage(Path(sotacheck.data.__file__).with_name("runs") / "methods-qwen05b")
+    >>> report = sotacheck.check_leakage(Path(sotacheck.data.__file__).resolve().parents[1] / "recordings" / "methods-qwen05b")
     >>> report.requests_checked, report.clean
     (520, True)
     """

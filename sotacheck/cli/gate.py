@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, write_text
+from sotacheck.cli.options import PATH, as_flags, write_text
+from sotacheck.core.errors import UsageError
 
 
 def _run_and_arm(spec: str) -> tuple[Path, str | None]:
@@ -40,12 +41,14 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
     from sotacheck.reports.gate import markdown as render_markdown
 
     try:
-        settings = GateSettings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n,
-                                mode=mode, max_error_rate=max_error_rate)  # type: ignore[arg-type]
-        base_path, base_arm = _run_and_arm(baseline)
-        cand_path, cand_arm = _run_and_arm(candidate)
-        result = api.gate(base_path, candidate=cand_path, baseline_arm=base_arm, candidate_arm=cand_arm, dataset=dataset,
-                          settings=settings)
+        with as_flags(alpha="--alpha", max_drop="--max-drop", min_n="--min-n", mode="--mode",
+                      max_error_rate="--max-error-rate", dataset="--dataset"):
+            settings = GateSettings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n,
+                                    mode=mode, max_error_rate=max_error_rate)  # type: ignore[arg-type]
+            base_path, base_arm = _run_and_arm(baseline)
+            cand_path, cand_arm = _run_and_arm(candidate)
+            result = api.gate(base_path, candidate=cand_path, baseline_arm=base_arm, candidate_arm=cand_arm,
+                              dataset=dataset, settings=settings)
     except SotacheckError as exc:
         reason = " ".join(str(exc).split())
         if junit is not None:
@@ -65,6 +68,8 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
 
 def _max_drop_fraction(points: float) -> float:
     """``--max-drop`` in points as the fraction the gate computes with; below 1, the old fraction."""
+    if not 0 <= points < 100:
+        raise UsageError(f"--max-drop must be in [0, 100) percentage points, got {points:g}")
     if 0 < points < 1:
         click.echo(f"sotacheck gate: deprecated: --max-drop {points:g} read as a fraction ({100 * points:g} points); "
                    f"--max-drop is now in percentage points: write --max-drop {100 * points:g}", err=True)

@@ -8,7 +8,7 @@ import click
 
 from sotacheck import api
 from sotacheck.audit.importers import IMPORTERS
-from sotacheck.cli.options import PATH
+from sotacheck.cli.options import PATH, as_flags
 
 _HELP = """Import another tool's per-problem logs as a run directory that every other command reads like a
 rerun (written atomically: nothing is written when PATH cannot be read).
@@ -43,8 +43,9 @@ class _ImportCommand(click.Command):
 @click.option("--force", is_flag=True, help="Replace an existing run directory.")
 def import_(kind: str, path: Path, out: Path, arm: str | None, dataset: str | None, samples: int | None,
             instances: Path | None, force: bool) -> None:
-    run, repairs = api.import_logs(kind, path=path, out=out, arm=arm, dataset=dataset, force=force, samples=samples,
-                                   instances=instances)
+    with as_flags(arm="--arm", dataset="--dataset", samples="--samples N", instances="--instances FILE", force="--force"):
+        run, repairs = api.import_logs(kind, path=path, out=out, arm=arm, dataset=dataset, force=force, samples=samples,
+                                       instances=instances)
     table = run.outcomes
     click.echo(f"wrote {out}: {len(table)} cells")
     groups = table.assign(errors=table["status"] == "error").groupby(["arm", "dataset"])["errors"]

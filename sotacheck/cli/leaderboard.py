@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, data_dir_option, write_text
+from sotacheck.cli.options import PATH, as_flags, data_dir_option, write_text
 from sotacheck.core.errors import UsageError
 
 FORMATS = ("latex", "markdown", "csv")
@@ -45,8 +45,10 @@ def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, again
         raise UsageError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt is not None and as_json:
         raise UsageError("give --json or --format, not both")
-    board = api.leaderboard(runs, dataset=dataset, alpha=alpha, against=against, confidence=confidence,
-                            canonical=canonical, weak_tests=weak_tests, data_dir=data_dir)
+    with as_flags(dataset="--dataset", alpha="--alpha", against="--against", confidence="--confidence",
+                  canonical="--canonical", weak_tests="--audit-tests", data_dir="--data-dir"):
+        board = api.leaderboard(runs, dataset=dataset, alpha=alpha, against=against, confidence=confidence,
+                                canonical=canonical, weak_tests=weak_tests, data_dir=data_dir)
     if as_json:
         text = json.dumps(board.to_json(), indent=2) + "\n"
     elif fmt is not None:

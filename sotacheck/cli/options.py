@@ -53,15 +53,14 @@ def write_text(path: Path, text: str) -> None:
 @contextmanager
 def as_flags(**flags: str) -> Iterator[None]:
     """Say an API error in the command line's words: the API names its parameters (`` `format` must be ...``,
-    ``pass `allow_large=True` ``), the CLI the flags that set them (``as_flags(format="--format",
-    allow_large="--yes")`` gives ``--format must be ...``, ``pass --yes``). The error is re-raised, its type kept."""
+    ``pass `allow_large` ``), the CLI the flags that set them (``as_flags(format="--format", allow_large="--yes")``
+    gives ``--format must be ...``, ``pass --yes``). Only the words the error lists in ``parameters`` change
+    (:class:`sotacheck.core.errors.SotacheckError`); the error is re-raised, its type kept."""
     from sotacheck.core.errors import SotacheckError
 
     try:
         yield
     except SotacheckError as exc:
-        message = str(exc)
-        for parameter, flag in flags.items():
-            message = message.replace(f"`{parameter}=True`", flag).replace(f"`{parameter}`", flag)
-        exc.args = (message, *exc.args[1:])
+        if exc.parameters:  # the error says which of its words are parameters (others may quote a column)
+            exc.args = (exc.naming(flags), *exc.args[1:])
         raise

@@ -16,7 +16,30 @@ if TYPE_CHECKING:
 
 
 class SotacheckError(Exception):
-    """An error caused by the user's input or environment, reported as one line and a non-zero exit."""
+    """An error caused by the user's input or environment, reported as one line and a non-zero exit.
+
+    A message that names a parameter of the function the user called gives it as a ``{placeholder}`` and
+    lists it in ``parameters``: the error then reads `` `min_n` `` to a Python caller, and the command line
+    says it in its own words (``--min-n``, :func:`sotacheck.cli.options.as_flags`) without rewriting the rest
+    of the message (where, say, a table's `` `samples` `` column is not the ``samples`` parameter).
+    """
+
+    def __init__(self, *args: object, parameters: tuple[str, ...] = ()) -> None:
+        self.parameters = parameters
+        self.template = str(args[0]) if parameters and args else None
+        if self.template is not None:
+            args = (self.naming({}), *args[1:])
+        super().__init__(*args)
+
+    def naming(self, words: dict[str, str]) -> str:
+        """The message with each named parameter in ``words`` (parameter → how the caller writes it), the
+        others as `` `name` ``."""
+        if self.template is None:
+            return str(self)
+        message = self.template
+        for name in self.parameters:
+            message = message.replace("{" + name + "}", words.get(name, f"`{name}`"))
+        return message
 
 
 class UsageError(SotacheckError):

@@ -5,7 +5,7 @@ state, not per thread. When a collection inside one thread's ``ast.parse`` runs 
 callback, a finalizer) and another thread parses meanwhile, the first parse ends with
 ``SystemError: AST constructor recursion depth mismatch`` (python/cpython#106905 describes the counter).
 sotacheck parses in several threads at once: the judge reads prompts on its pool's threads
-(``sandbox.program``) while the event loop reads programs and the authors' checkouts; a replay of a run of
+(``sandbox.completion``) while the event loop reads programs and the authors' checkouts; a replay of a run of
 ``@original`` pipelines failed so. Every parse in sotacheck's own process goes through :func:`parse`, which
 holds one lock: under the GIL two parses never ran in parallel anyway, so the lock costs no throughput.
 """

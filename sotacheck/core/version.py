@@ -1,5 +1,5 @@
 """sotacheck's version: the one source of it (``pyproject.toml`` reads it from here, so the installed
-distribution's metadata says the same; ``tests/cli/test_errors_and_api.py`` checks that). A constant rather than
+distribution's metadata says the same; ``tests/cli/test_errors.py`` checks that). A constant rather than
 ``importlib.metadata.version``: importing ``importlib.metadata`` and scanning the installed distributions
 costs a judge run 12–20 ms at its end, where nothing else runs."""
 

@@ -99,7 +99,7 @@ def test_published_discordance_decides_and_is_checked_against_the_totals() -> No
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list:
     frame, meta = import_mapcoder(REPO / "data/published/mapcoder/ChatGPT/HumanEval")
     mapcoder = load_run(write_run(tmp_path_factory.mktemp("runs") / "mapcoder-he", frame, meta))
-    return [mapcoder, load_run(REPO / "data/runs/reference-qwen05b")]
+    return [mapcoder, load_run(REPO / "recordings/reference-qwen05b")]
 
 
 def _registries(check: str | None, keep: bool) -> list[tuple[Path, Registry]]:

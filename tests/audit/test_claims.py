@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,10 +16,10 @@ from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.rundir import load_run, write_run
+from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
 REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 
 
 @pytest.fixture(scope="module")
@@ -150,11 +149,11 @@ def test_run_lacking_a_named_arm_names_file_claim_and_field(tmp_path, data_dir) 
 
 
 def test_rerun_backed_claim_on_our_own_recorded_run() -> None:
-    """PyCapsule vs Direct with Qwen2.5-Coder-0.5B on the recorded run under data/runs/: the verdict's
+    """PyCapsule vs Direct with Qwen2.5-Coder-0.5B on the recorded run under recordings/: the verdict's
     numbers equal an exact McNemar test computed here from the run's outcome table."""
     from scipy import stats
 
-    run_dir = REPO / "data" / "runs" / "reference-qwen05b"
+    run_dir = REPO / "recordings" / "reference-qwen05b"
     table = pd.read_csv(run_dir / "outcomes.csv")
     pivot = table.pivot(index="problem", columns="arm", values="passed").astype(bool)
     b = int((pivot["pycapsule[max_attempts=5]"] & ~pivot["direct"]).sum())

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
@@ -16,11 +15,11 @@ import yaml
 from sotacheck.audit.claim_model import Claim, Discordant, Paper, Range, Reference, RerunArms, Side
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import write_run
+from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = (REPO / "docs" / "claims.md").read_text()
 REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 EXAMPLE = re.compile(r"```yaml\n# example: (?P<name>[\w-]+)\n(?P<body>.*?)```\n\nVerdict: `(?P<verdict>[^`]+)`, "
                      r"decided by `(?P<check>[^`]+)`\.", re.S)
 EXAMPLES = {m["name"]: m for m in EXAMPLE.finditer(DOC)}

@@ -18,12 +18,13 @@ import pytest
 
 import sotacheck.api as api
 from sotacheck.audit.fidelity import TRUNCATION_WARNING_SHARE, CellCalls, calls_by_problem, fidelity, truncation_warnings
+from sotacheck.audit.report_inputs import report_inputs
 from sotacheck.core.outcomes import OutcomeError
 from sotacheck.core.rundir import CALL_COLUMNS, export_into, load_run
 from sotacheck.reports.html import build_model, render
 
 REPO = Path(__file__).resolve().parents[2]
-RUNS = REPO / "data" / "runs"
+RUNS = REPO / "recordings"
 PUBLISHED = REPO / "data" / "published" / "mapcoder" / "ChatGPT" / "HumanEval"
 
 
@@ -95,7 +96,7 @@ def test_the_call_table_round_trips_and_a_missing_column_is_named(tmp_path: Path
 
 def test_the_report_shows_the_figures_and_the_warning(tmp_path: Path) -> None:
     published, _ = api.import_logs("mapcoder", path=PUBLISHED, out=tmp_path / "mapcoder-he")
-    model = build_model([load_run(RUNS / "methods-qwen05b"), published], [])
+    model = build_model(runs := [load_run(RUNS / "methods-qwen05b"), published], report_inputs(runs))
     (warning,) = [w for w in model.fidelity_warnings if "mapcoder[k=3,t=5]" in w and "cut by the token limit" in w]
     assert any("replies cut by the token limit (Fidelity, below)" in line for line in model.summary)
     html = render(model)

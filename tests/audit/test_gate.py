@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import junitparser
@@ -16,8 +15,7 @@ from scipy import stats
 from sotacheck.audit.gate import GateInputError, GateSettings, gate
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import Run, load_run, normalise, write_run
-
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from tests.sotacheck_command import SOTACHECK
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,6 @@ run through the CLI where a user would meet it."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,8 +15,8 @@ from sotacheck.audit.intervals import proportion_interval
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.errors import ArgumentError
 from sotacheck.core.rundir import load_run
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 HEADER = "arm,dataset,problem,repeat,passed,status\n"
 
 
@@ -86,7 +85,7 @@ def test_surrounding_whitespace_does_not_make_a_second_arm(tmp_path: Path) -> No
 
 
 def test_resamples_out_of_range_is_a_usage_error() -> None:
-    runs = Path(__file__).resolve().parents[2] / "data" / "runs" / "methods-qwen05b"
+    runs = Path(__file__).resolve().parents[2] / "recordings" / "methods-qwen05b"
     for value in ("0", "-5"):
         done = subprocess.run([*SOTACHECK, "analyze", str(runs), "--resamples", value], capture_output=True, text=True)
         assert done.returncode == 2 and "--resamples" in done.stderr and "Traceback" not in done.stderr

@@ -160,7 +160,7 @@ def test_bad_boards_are_one_line_errors() -> None:
     b = board_run(x[1:2], ["b"]).outcomes.assign(problem=lambda t: "Q" + t["problem"])
     with pytest.raises(InputError, match=r"no problem .* has a result from every one"):
         leaderboard([Run(None, pd.concat([a, b]), {"name": "x", "source": "csv"})])
-    with pytest.raises(InputError, match="name one with --dataset"):
+    with pytest.raises(InputError, match="name one with `dataset`"):
         leaderboard([board_run(x, dataset="d1"), board_run(x, [f"t{i}" for i in range(4)], dataset="d2")])
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +15,8 @@ from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.intervals import clustered_pass_rate, pass_rate
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.audit.sweeps import sweep_table
-from sotacheck.core.rundir import OutcomeError, Run, load_run, normalise, write_run
-
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from sotacheck.core.rundir import Run, load_run, normalise
+from tests.sotacheck_command import SOTACHECK
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +80,6 @@ def _cells(arm: str, problems: list[str], passed: list[object], repeat: int = 0)
             for p, v in zip(problems, passed, strict=True)]
 
 
-def test_duplicated_cells_are_an_error_naming_the_cell() -> None:
-    frame = pd.DataFrame(_cells("A", ["p1", "p1"], [True, False]))
-    with pytest.raises(OutcomeError, match=r"here: duplicated cell arm='A' dataset='d' problem='p1' repeat=0"):
-        normalise(frame, "here")
-
-
 def test_errored_cells_are_kept_and_not_counted_as_failures() -> None:
     frame = pd.DataFrame([*_cells("A", ["p1", "p2", "p3"], [True, True, None]),
                           *_cells("B", ["p1", "p2", "p3"], [True, False, True])])
@@ -144,25 +136,6 @@ def test_clustered_interval_one_problem_and_degenerate_bca() -> None:
     assert np.isfinite([bca.low, bca.high]).all() and bca.high == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize(("frame", "message"), [
-    (pd.DataFrame({"arm": ["A"], "dataset": ["d"], "problem": ["p"]}), r"missing column\(s\) repeat, passed"),
-    (pd.DataFrame(_cells("A", ["p"], ["maybe"])), "cannot read 'maybe'"),
-])
-def test_bad_tables(frame, message) -> None:
-    with pytest.raises((OutcomeError, ValueError), match=message):
-        normalise(frame, "t")
-
-
-def test_write_run_refuses_to_overwrite_and_leaves_nothing_half_written(tmp_path) -> None:
-    frame = pd.DataFrame(_cells("A", ["p1"], [True]))
-    write_run(tmp_path / "r", frame, {})
-    with pytest.raises(OutcomeError, match="already exists"):
-        write_run(tmp_path / "r", frame, {})
-    with pytest.raises(OutcomeError):
-        write_run(tmp_path / "bad", pd.DataFrame({"arm": ["A"]}), {})
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
-
-
 def test_cli_import_bad_line_and_analyze_missing_run(tmp_path) -> None:
     bad = tmp_path / "HumanEval"
     bad.mkdir()
@@ -188,7 +161,7 @@ def test_cli_analyze_json_keys(mapcoder_run) -> None:
 def test_recorded_hold_budget_sweep_has_one_axis_and_the_paper_default_as_reference() -> None:
     """The gate's `base=direct` is held fixed, so the only axis is hold_budget (a non-numeric constant must not
     become an axis). Figures from the recorded run: every setting solved 8 of 10."""
-    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "sweep-gate-hold-qwen05b"
+    run = Path(__file__).resolve().parents[2] / "recordings" / "sweep-gate-hold-qwen05b"
     sweep = sweep_table(load_run(run).outcomes, "humaneval", "gate[base=direct,hold_budget=3]")
     assert sweep.parameters == ("hold_budget",)
     assert [r.setting["hold_budget"] for r in sweep.rows] == [0, 1, 2, 3, 5]
@@ -199,7 +172,7 @@ def test_recorded_hold_budget_sweep_has_one_axis_and_the_paper_default_as_refere
 def test_cli_analyze_says_why_no_difference_is_detectable() -> None:
     """The recorded max_attempts sweep (temperature 0) solved the same 15 of 20 at every setting: no
     discordant problem, so no difference is detectable, and the text says so instead of printing `inf`."""
-    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "sweep-pycapsule-attempts-qwen05b"
+    run = Path(__file__).resolve().parents[2] / "recordings" / "sweep-pycapsule-attempts-qwen05b"
     done = subprocess.run([*SOTACHECK, "analyze", str(run)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "inf" not in done.stdout
@@ -210,7 +183,7 @@ def test_cli_analyze_never_cuts_an_arm_name() -> None:
     """Arm names longer than the columns (``selfplanning@original``, ``direct@original``) are printed whole in
     the pass-rate and comparison lines; the baseline column once kept only the last 10 characters
     (``t@original``), which named no arm."""
-    run = Path(__file__).resolve().parents[2] / "data" / "runs" / "originals-baselines-qwen05b"
+    run = Path(__file__).resolve().parents[2] / "recordings" / "originals-baselines-qwen05b"
     done = subprocess.run([*SOTACHECK, "analyze", str(run)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -226,7 +199,7 @@ def test_default_baseline_is_the_first_pipeline_the_run_listed(mapcoder_run) -> 
     """Outcomes are stored sorted by arm, so "the first arm" would be codesim in the methods run; the
     default is the pipeline its spec lists first (direct). Without a spec (an imported run) it is the first
     arm; with several runs, the first run's spec decides."""
-    runs_dir = Path(__file__).resolve().parents[2] / "data" / "runs"
+    runs_dir = Path(__file__).resolve().parents[2] / "recordings"
     methods = load_run(runs_dir / "methods-qwen05b")
     assert (methods.manifest.spec or {})["pipelines"][0]["name"] == "direct"
     assert sorted(set(methods.outcomes["arm"]))[0] == "codesim[d=5,p=5]"

@@ -9,7 +9,6 @@ McNemar MDD of before.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +23,15 @@ from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import sign_flip_test
 from sotacheck.audit.power import mdd_paired, mdd_paired_exact
 from sotacheck.core.rundir import Run, load_run, normalise, write_run
+from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
-RUNS = REPO / "data" / "runs"
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+RUNS = REPO / "recordings"
 
 
 @pytest.fixture(scope="module")
 def every_run(tmp_path_factory) -> list[Run]:
-    """data/runs/* and MapCoder's released ChatGPT HumanEval logs, as the issue's report combined them."""
+    """recordings/* and MapCoder's released ChatGPT HumanEval logs, as the issue's report combined them."""
     frame, meta = import_mapcoder(REPO / "data/published/mapcoder/ChatGPT/HumanEval")
     mapcoder = write_run(tmp_path_factory.mktemp("studies") / "mapcoder-he", frame, meta)
     return [*(load_run(p) for p in sorted(RUNS.iterdir()) if p.is_dir()), load_run(mapcoder)]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -15,12 +14,13 @@ from statsmodels.stats.proportion import proportion_confint
 from sotacheck.audit.analysis import analyze, combine_runs, study_findings
 from sotacheck.audit.claim_registry import Claim
 from sotacheck.audit.claims import UNVERIFIABLE, evaluate
+from sotacheck.audit.report_inputs import report_inputs
 from sotacheck.audit.sweeps import sweep_table
 from sotacheck.core.rundir import Run, load_run, normalise, write_run
 from sotacheck.reports.html import build_model, render
 from sotacheck.reports.tables import comparison_table, pass_rate_table, to_markdown
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 N = 12
 # 0/1 outcomes per problem of the arms that do have results (chosen so the two differ on 5 problems)
 OUTCOMES = {"direct": [1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1, 0], "method": [1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 0]}
@@ -126,8 +126,8 @@ def test_cli_and_html_report(tmp_path, with_broken) -> None:
                              capture_output=True, text=True)
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["unscored"][0]["cause"] == f"all {N} cells are errors"
     only_broken = write_run(tmp_path / "only-broken", pd.DataFrame(_cells("broken", [None] * N)), {"source": "csv"})
-    html = render(build_model([load_run(run_dir), load_run(only_broken)], [], baseline="direct",
-                              compare=[("method", "broken")]))
+    html = render(build_model(runs := [load_run(run_dir), load_run(only_broken)],
+                              report_inputs(runs, baseline="direct", compare=[("method", "broken")])))
     assert f"broken on humaneval: no pass rate and no comparison: all {N} cells are errors." in html
     assert "Asked for by name, method vs broken on humaneval: not compared" in html
     assert "no pass rate to report." in html

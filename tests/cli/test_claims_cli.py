@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.sotacheck_command import SOTACHECK
+
 REPO = Path(__file__).resolve().parents[2]
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 PYCAPSULE = REPO / "data/claims/pycapsule.yaml"
 
 

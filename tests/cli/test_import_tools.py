@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,9 +12,9 @@ import pytest
 from sotacheck import api
 from sotacheck.audit.importers import kind_names
 from sotacheck.core.errors import UsageError
+from tests.sotacheck_command import SOTACHECK
 
 REPO = Path(__file__).resolve().parents[2]
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 FIXTURES = REPO / "tests/fixtures"
 EVALPLUS = REPO / "data/published/mapcoder/ChatGPT/HumanEvalPlus"
 INSPECT_EVAL = next((FIXTURES / "inspect/logs").glob("*.eval"))
@@ -35,7 +34,7 @@ def test_help_lists_every_kind() -> None:
 
 @pytest.mark.parametrize(("kind", "path", "cells"), [
     ("evalplus", EVALPLUS, 4 * 2 * 164),
-    pytest.param("lm-eval", FIXTURES / "lmeval/logs", 5, marks=pytest.mark.slow),  # in-process: test_importers_lmeval_inspect
+    pytest.param("lm-eval", FIXTURES / "lmeval/logs", 5, marks=pytest.mark.slow),  # in-process: importers/test_lmeval_inspect
     pytest.param("inspect", INSPECT_EVAL, 10, marks=pytest.mark.slow),
 ])
 def test_import_then_analyze(tmp_path: Path, kind: str, path: Path, cells: int) -> None:
@@ -59,7 +58,7 @@ def test_dataset_and_arm_options_for_a_tool_log(tmp_path: Path) -> None:
     run, _ = api.import_logs("lm-eval", path=FIXTURES / "lmeval/logs", out=tmp_path / "run", arm="direct-lmeval",
                              dataset="humaneval")
     assert set(run.outcomes["arm"]) == {"direct-lmeval"} and set(run.outcomes["dataset"]) == {"humaneval"}
-    with pytest.raises(UsageError, match="--arm names one arm, but the folder holds 4"):
+    with pytest.raises(UsageError, match="`arm` names one arm, but the folder holds 4"):
         api.import_logs("evalplus", path=EVALPLUS, out=tmp_path / "other", arm="x")
 
 

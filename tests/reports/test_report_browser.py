@@ -1,7 +1,7 @@
 """The HTML report in a real headless Chromium (Debian's package, installed by `make setup`), loaded from
 disk with the network blocked: no request leaves the page, no console error, every figure has a size and
 keeps its text inside its box, one section per study, and a full-page screenshot is saved as a test
-artifact. The report is the one #20 reproduced: every recorded run in data/runs plus MapCoder's ChatGPT
+artifact. The report is the one #20 reproduced: every recorded run in recordings/ plus MapCoder's ChatGPT
 HumanEval logs."""
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import pytest
 
 from sotacheck.audit.analysis import analyze
 from sotacheck.audit.importers.mapcoder import import_mapcoder
+from sotacheck.audit.report_inputs import report_inputs
 from sotacheck.core.rundir import load_run, write_run
 from sotacheck.reports.html import write_report
 
 REPO = Path(__file__).resolve().parents[2]
-RECORDED = sorted(p for p in (REPO / "data" / "runs").iterdir() if p.is_dir())
+RECORDED = sorted(p for p in (REPO / "recordings").iterdir() if p.is_dir())
 ARTIFACTS = Path(os.environ.get("SOTACHECK_ARTIFACTS", REPO / "artifacts"))
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
@@ -43,9 +44,8 @@ def studies(runs) -> list:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, runs) -> Path:
-    return write_report(runs, sorted((REPO / "data" / "claims").glob("*.yaml")),
-                        tmp_path_factory.mktemp("report") / "report.html", baseline="direct",
-                        dataset_sizes={"humaneval": 164})
+    return write_report(runs, report_inputs(runs, sorted((REPO / "data" / "claims").glob("*.yaml")), baseline="direct",
+                                      dataset_sizes={"humaneval": 164}), tmp_path_factory.mktemp("report") / "report.html")
 
 
 def test_report_offline_in_chromium(report, browser, studies, screenshot) -> None:

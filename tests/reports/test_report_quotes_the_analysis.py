@@ -13,11 +13,12 @@ from sotacheck.audit.analysis import analyze
 from sotacheck.audit.analysis_results import AnalysisResult
 from sotacheck.audit.decay import DECAY_RESAMPLES
 from sotacheck.audit.decay_fits import with_decays
+from sotacheck.audit.report_inputs import report_inputs
 from sotacheck.core.rundir import Run, load_run
 from sotacheck.reports.html import build_model, render
 
 REPO = Path(__file__).resolve().parents[2]
-SWEEP = REPO / "data" / "runs" / "sweep-pycapsule-attempts-t08-qwen05b"  # its pycapsule arm has a decay fit
+SWEEP = REPO / "recordings" / "sweep-pycapsule-attempts-t08-qwen05b"  # its pycapsule arm has a decay fit
 
 
 FEW = 60  # resamples: the report's own 1000 take 20 s on this run; the test is about where the fit is made
@@ -40,7 +41,7 @@ def test_the_report_quotes_the_intervals_of_the_analysis(fitted: tuple[list[Run]
 
     monkeypatch.setattr(decay, "fit_decay", refit)
     monkeypatch.setattr(decay_fits, "fit_decay", refit)
-    model = build_model(runs, [], analysis=analysis)
+    model = build_model(runs, report_inputs(runs, analysis=analysis))
     html = render(model)
     assert [d for d, _ in model.decays] == list(analysis.decays)
     for fit in fits:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -16,8 +15,7 @@ from pylatexenc.latexwalker import LatexEnvironmentNode, LatexWalker
 
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.core.rundir import write_run
-
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from tests.sotacheck_command import SOTACHECK
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +103,7 @@ def test_report_bad_input(tmp_path, mapcoder_run) -> None:
 def test_report_of_the_recorded_runs_has_their_sweep_sections(tmp_path) -> None:
     """The recorded embedded-model sweeps render: CodeSim's d × p heat map and the gate's hold-budget line
     (whose fixed `base=direct` is not an axis)."""
-    runs = sorted(str(p) for p in (Path(__file__).resolve().parents[2] / "data" / "runs").iterdir() if p.is_dir())
+    runs = sorted(str(p) for p in (Path(__file__).resolve().parents[2] / "recordings").iterdir() if p.is_dir())
     out = tmp_path / "report.html"
     done = sotacheck("report", *runs, "-o", str(out))
     assert done.returncode == 0, done.stderr
@@ -127,7 +125,7 @@ def test_fidelity_and_calls_by_problem_tables_render_the_audits_figures(tmp_path
     from sotacheck.audit.fidelity import fidelity
     from sotacheck.core.rundir import load_run
 
-    methods = Path(__file__).resolve().parents[2] / "data" / "runs" / "methods-qwen05b"
+    methods = Path(__file__).resolve().parents[2] / "recordings" / "methods-qwen05b"
     rows = {row.arm: row for row in fidelity([load_run(methods)])}
     csv_text = sotacheck("table", str(methods), "--kind", "fidelity", "--format", "csv").stdout
     table = pd.read_csv(pd.io.common.StringIO(csv_text)).set_index("Arm")

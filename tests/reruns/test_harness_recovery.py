@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -20,8 +19,8 @@ import pytest
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.crashpoints import POINTS
 from sotacheck.reruns.model.loopback import LoopbackServer, canonical_responder, request_key
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 LIMIT = 8
 # 24 kill points: up to the 14th hit of each point, but only the 5th of a group commit holding several cells'
 # records. How many such commits a run makes depends on timing; with that point armed the committer waits

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.leakage import check_leakage, hidden_asserts
 from sotacheck.reruns.store.run_store import CellKey, RunStore
-
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from tests.sotacheck_command import SOTACHECK
 
 
 def _store_with_prompt(tmp_path, text: str) -> RunStore:

@@ -1,4 +1,4 @@
-"""The recorded runs under data/runs/ (the reference run: Direct, CoT and PyCapsule on the first 20 HumanEval
+"""The recorded runs under recordings/ (the reference run: Direct, CoT and PyCapsule on the first 20 HumanEval
 problems; the methods compared; the sweeps: CodeSim p×d, the gate's hold budget, PyCapsule's max_attempts;
 APPS; the authors' released code) replay from their compressed stores, with no model, to the same outcome
 tables; a run recorded with an earlier revision of a pipeline refuses to, in one line."""
@@ -9,14 +9,14 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-RUNS = Path(__file__).resolve().parents[2] / "data" / "runs"
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
+from tests.sotacheck_command import SOTACHECK
+
+RUNS = Path(__file__).resolve().parents[2] / "recordings"
 
 
 RECORDED = sorted(p.name for p in RUNS.iterdir() if (p / "store.sqlite.gz").is_file())

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +19,8 @@ from sotacheck.reruns.model.base import ChatRequest, Message, SamplingParams
 from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
 from sotacheck.reruns.pipelines import Arm
 from sotacheck.reruns.spec import validate_spec
+from tests.sotacheck_command import SOTACHECK
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 PAPER = SamplingParams(0.0, 0.95, None)
 
 

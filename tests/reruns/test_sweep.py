@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from sotacheck.reruns.model.loopback import LoopbackServer
+from tests.sotacheck_command import SOTACHECK
 
 from .test_harness_recovery import responder  # noqa: F401  (the scripted-model fixture)
 
-SOTACHECK = [sys.executable, "-m", "sotacheck.cli"]
 COMMON = ["--dataset", "humaneval", "--limit", "6", "--seed", "3", "--model-name", "loopback"]
 
 
