@@ -11,6 +11,7 @@ import ctypes
 import os
 import signal
 import time
+from collections.abc import Callable
 
 # keyctl(2) has no libc wrapper: the system call by number.
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "i686": 288, "i386": 288, "ppc64le": 271, "s390x": 280,
@@ -124,16 +125,7 @@ def kill_uid(uid: int, helper: bool = False) -> None:
     that takes the uid and sends SIGKILL to every process it may signal (``kill(-1)``: one system call, so
     a fork bomb cannot outrun it)."""
     if helper and os.geteuid() == 0 and uid != 0:
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
+        _as_uid(uid, lambda: os.kill(-1, signal.SIGKILL))
     for _ in range(200):
         victims = live_processes_of(uid)
         if not victims:
@@ -150,13 +142,19 @@ def clear_keyrings_of(uid: int) -> None:
     """As root: empty the keyrings ``uid`` keeps between processes (from a helper process that takes the uid)."""
     if os.geteuid() != 0 or uid == 0:
         return
+    _as_uid(uid, clear_own_keyrings)
+
+
+def _as_uid(uid: int, action: Callable[[], object]) -> None:
+    """Run ``action`` in a forked helper process that has taken ``uid`` (and no groups), and wait for it; as
+    root, from a single-threaded process."""
     pid = os.fork()
     if pid == 0:
         try:
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
-            clear_own_keyrings()
+            action()
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
