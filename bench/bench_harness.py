@@ -11,11 +11,22 @@
    - the judge alone: the very programs the harness judged (the fenced code of each reply), judged on the
      hidden tests in one sandbox pool.
    At concurrency 64 with an endpoint that answers at once, and at concurrency 8 with 20 ms latency.
-2. Overhead against the embedded model (``overhead N``): Direct on the first N HumanEval problems through
+2. The cheap judgement (``cheap [ROUNDS] [--baseline SOTACHECK]``): the same 3,280 cells at concurrency 64
+   against ``fast_endpoint.py --fixed-wrong``, which answers at once with one fixed wrong program (it defines
+   no entry point, so each verdict takes the judge about a millisecond): here the harness's own cost per cell
+   (records, commits, bookkeeping, export) shows, where the first workload's looping programs hide it behind
+   a slow judge. Beside it, in each round, the judge alone on the very programs: in one sandbox pool, and as
+   the whole ``sotacheck judge --samples`` command (start-up included, as the rerun's figure is); and where
+   the rerun's time goes, from its store's own timestamps (start-up until the first call is prepared, the
+   cells, then the leakage check and export until the command exits). ``--baseline`` also runs another
+   ``sotacheck`` executable (another checkout's, e.g. main's) in each round, alternating, for before/after.
+   Medians over the rounds.
+3. Overhead against the embedded model (``overhead N``): Direct on the first N HumanEval problems through
    ``sotacheck rerun`` (concurrency 1) against the same N requests sent one by one with httpx to the same
    server. Target: at most 5 % overhead. Needs the embedded model (``make setup``).
 
-Run: ``.venv/bin/python bench/bench_harness.py [throughput] [overhead N]`` (default: throughput).
+Run: ``.venv/bin/python bench/bench_harness.py [throughput] [cheap [ROUNDS] [--baseline SOTACHECK]] [overhead N]``
+(default: throughput).
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,12 +92,14 @@ def overhead(n: int, work: Path) -> None:
 class FastEndpoint:
     """``bench/fast_endpoint.py`` as a child process for the ``with`` block; ``report`` is its own summary."""
 
-    def __init__(self, latency_ms: float) -> None:
+    def __init__(self, latency_ms: float, fixed_wrong: bool = False) -> None:
         self.latency_ms = latency_ms
+        self.fixed_wrong = fixed_wrong
         self.report = ""
 
     def __enter__(self) -> FastEndpoint:
-        self.process = subprocess.Popen([sys.executable, "bench/fast_endpoint.py", "--latency-ms", str(self.latency_ms)],
+        self.process = subprocess.Popen([sys.executable, "bench/fast_endpoint.py", "--latency-ms", str(self.latency_ms),
+                                         *(["--fixed-wrong"] if self.fixed_wrong else [])],
                                         stdout=subprocess.PIPE, text=True)
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
@@ -98,6 +112,16 @@ class FastEndpoint:
         self.report = out.strip()
 
 
+def _cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (all its threads), from ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _peak_rss_mb(pid: int) -> float | None:
     try:
         with open(f"/proc/{pid}/status") as status:
@@ -106,24 +130,34 @@ def _peak_rss_mb(pid: int) -> float | None:
         return None
 
 
-def harness(url: str, concurrency: int, out: Path) -> tuple[float, float]:
+def harness(url: str, concurrency: int, out: Path, sotacheck: str = SOTACHECK) -> tuple[float, float]:
     """The whole ``sotacheck rerun`` command: its wall time and the peak resident memory of its process (MB;
     the sandbox's processes not included), read from ``/proc`` while it runs."""
+    wall, peak, _, _ = _harness(url, concurrency, out, sotacheck)
+    return wall, peak
+
+
+def _harness(url: str, concurrency: int, out: Path, sotacheck: str) -> tuple[float, float, float, float]:
+    """``harness``, with the CPU seconds of the command's own process (its last reading before it ended) and
+    the Unix time it was started at."""
+    cpu = 0.0
     with tempfile.TemporaryFile() as errors:
+        spawned = time.time()
         started = time.perf_counter()
-        process = subprocess.Popen([SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+        process = subprocess.Popen([sotacheck, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
                                     url, "--model-name", "bench", "--repeats", str(REPEATS), "--concurrency",
                                     str(concurrency), "--seed", "7", "--out", str(out)], stdout=subprocess.DEVNULL,
                                    stderr=errors, env={**os.environ, "OPENAI_API_KEY": "none"})
         peak = 0.0
         while process.poll() is None:
             peak = max(peak, _peak_rss_mb(process.pid) or 0.0)
-            time.sleep(0.05)
+            cpu = max(cpu, _cpu_s(process.pid) or 0.0)
+            time.sleep(0.02)
         wall = time.perf_counter() - started
         if process.returncode != 0:
             errors.seek(0)
             raise SystemExit(f"sotacheck rerun failed ({process.returncode}): {errors.read().decode()[-500:]}")
-    return wall, peak
+    return wall, peak, cpu, spawned
 
 
 def stored(run_dir: Path) -> tuple[list[dict[str, object]], list[tuple[str, str]]]:
@@ -218,12 +252,83 @@ def throughput(work: Path) -> None:
         print(f"    harness / bare loop: {wall / bare:.2f}x; harness / judge alone: {wall / judge:.2f}x", flush=True)
 
 
+def judge_command(replies: list[tuple[str, str]], work: Path) -> tuple[float, float]:
+    """The same programs judged by the whole ``sotacheck judge --samples`` command: its wall time and the CPU
+    seconds of it and the sandbox processes it reaped."""
+    samples = work / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": problem, "completion": last_code_block(reply) or ""}) + "\n"
+                               for problem, reply in replies))
+    before = os.times()
+    started = time.perf_counter()
+    subprocess.run([SOTACHECK, "judge", "--dataset", "humaneval", "--samples", str(samples), "--json"], check=True,
+                   stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
+
+
+def phases(run_dir: Path, spawned: float, wall: float) -> tuple[float, float, float, float]:
+    """Where a rerun's wall time went, from its store: start-up (the command started until its first call
+    was prepared), the model calls (until the last reply was stored), the cells (until the last cell's
+    outcome was stored), the end (leakage check, export, exit)."""
+    with sqlite3.connect(run_dir / "store.sqlite") as db:
+        first, replies = db.execute("SELECT MIN(prepared_at), MAX(finished_at) FROM calls").fetchone()
+        last = db.execute("SELECT MAX(finished_at) FROM cells").fetchone()[0]
+    return first - spawned, replies - first, last - first, spawned + wall - last
+
+
+def cheap(work: Path, rounds: int, baseline: str | None) -> None:
+    """The rerun against the fixed wrong program, beside the judge alone on the very programs, ``rounds``
+    times (alternating with ``baseline``'s rerun when given); medians."""
+    cells = PROBLEMS * REPEATS
+    print(f"cheap judgement: Direct on {PROBLEMS} HumanEval problems x {REPEATS} repeats = {cells} cells, "
+          f"concurrency 64, an endpoint answering at once with one fixed wrong program; {rounds} rounds")
+    figures: dict[str, list[float]] = {}
+    runs = [("rerun", SOTACHECK)] + ([("baseline", baseline)] if baseline else [])
+    for index in range(rounds):
+        for label, executable in runs if index % 2 == 0 else runs[::-1]:
+            run_dir = work / f"cheap-{label}-{index}"
+            with FastEndpoint(0.0, fixed_wrong=True) as endpoint:
+                wall, peak_mb, cpu, spawned = _harness(endpoint.url, 64, run_dir, executable)
+            for name, value in zip(("wall", "peak_mb", "cpu", "startup", "calls", "cells", "end"),
+                                   (wall, peak_mb, cpu, *phases(run_dir, spawned, wall)), strict=True):
+                figures.setdefault(f"{label}.{name}", []).append(value)
+        _, replies = stored(run_dir)
+        figures.setdefault("judge.pool", []).append(judge_alone(replies))
+        command_wall, command_cpu = judge_command(replies, work)
+        figures.setdefault("judge.command", []).append(command_wall)
+        figures.setdefault("judge.command_cpu", []).append(command_cpu)
+        for label, _ in runs:  # this round's ratios: the machine's state is the same for all three
+            figures.setdefault(f"{label}.per_pool", []).append(figures[f"{label}.wall"][-1] / figures["judge.pool"][-1])
+            figures.setdefault(f"{label}.per_command", []).append(figures[f"{label}.wall"][-1] / command_wall)
+        shown = "; ".join(f"{key} {values[-1]:.2f}" for key, values in figures.items() if "per_" not in key)
+        print(f"  round {index + 1}: {shown}", flush=True)
+    median = {key: statistics.median(values) for key, values in figures.items()}
+    print(f"  medians over {rounds} rounds:")
+    print(f"    judge alone, same {cells} programs: in one pool {median['judge.pool']:.2f} s; as `sotacheck judge` "
+          f"{median['judge.command']:.2f} s (its processes {median['judge.command_cpu']:.1f} CPU s)")
+    for label, _ in runs:
+        m = {name: median[f"{label}.{name}"] for name in ("wall", "peak_mb", "cpu", "startup", "calls", "cells", "end")}
+        print(f"    {label} ({dict(runs)[label]}): {m['wall']:.2f} s = {cells / m['wall']:.0f} cells/s "
+              f"(start-up {m['startup']:.2f} s, cells {m['cells']:.2f} s of which the model calls the first "
+              f"{m['calls']:.2f} s, leakage check + export + exit "
+              f"{m['end']:.2f} s; its own process {m['cpu']:.1f} CPU s = {1000 * m['cpu'] / cells:.2f} ms per cell, "
+              f"at most {m['peak_mb']:.0f} MB)")
+        print(f"      / judge alone in one pool: {median[f'{label}.per_pool']:.2f}x; / `sotacheck judge`: "
+              f"{median[f'{label}.per_command']:.2f}x (medians of each round's ratio)", flush=True)
+
+
 def main() -> None:
     args = sys.argv[1:] or ["throughput"]
     work = Path(tempfile.mkdtemp(prefix="bench-harness-"))
     try:
         if "throughput" in args:
             throughput(work)
+        if "cheap" in args:
+            after = args[args.index("cheap") + 1:]
+            rounds = int(after[0]) if after and after[0].isdigit() else 3
+            baseline = args[args.index("--baseline") + 1] if "--baseline" in args else None
+            cheap(work, rounds, baseline)
         if "overhead" in args:
             overhead(int(args[args.index("overhead") + 1]), work)
     finally:

@@ -2,6 +2,9 @@
 keep-alive parsed by hand (no framework), answering ``POST /chat/completions`` with HumanEval's canonical
 solution for the function named in the prompt (a wrong body for every third seed, as the harness tests'
 ``canonical_responder``), after an optional fixed latency; ``GET /models`` lists nothing (any model).
+With ``--fixed-wrong`` it answers every request with one fixed wrong program (:data:`FIXED_WRONG`: it defines
+no entry point, so the judge rejects it at once): the workload on which judging is cheap and the harness's
+own cost per cell shows (bench_harness.py's ``cheap``).
 
 Run as its own process (``python bench/fast_endpoint.py --port 0 --latency-ms 20``): it prints
 ``listening PORT`` on stdout, and on SIGTERM ``served N requests in S s`` with its own busy time, so a
@@ -20,11 +23,18 @@ import time
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.model.loopback import canonical_responder
 
+FIXED_WRONG = "```python\ndef f(*a):\n    return None\n```"
+"""The one reply of ``--fixed-wrong``: a fenced program that defines ``f``, never the function asked for."""
+
 
 class Endpoint:
-    def __init__(self, latency_s: float) -> None:
-        problems = load_dataset("humaneval").problems
-        self.respond = canonical_responder({p.entry_point: p.prompt + (p.canonical_solution or "") for p in problems})
+    def __init__(self, latency_s: float, fixed_wrong: bool = False) -> None:
+        if fixed_wrong:
+            self.respond = lambda request: FIXED_WRONG
+        else:
+            problems = load_dataset("humaneval").problems
+            self.respond = canonical_responder({p.entry_point: p.prompt + (p.canonical_solution or "")
+                                                for p in problems})
         self.latency_s = latency_s
         self.served = 0
         self.busy_s = 0.0  # CPU-side time spent parsing and answering (the latency sleep excluded)
@@ -72,8 +82,8 @@ class Endpoint:
             writer.close()
 
 
-async def serve(port: int, latency_s: float) -> None:
-    endpoint = Endpoint(latency_s)
+async def serve(port: int, latency_s: float, fixed_wrong: bool = False) -> None:
+    endpoint = Endpoint(latency_s, fixed_wrong)
     server = await asyncio.start_server(endpoint.connection, "127.0.0.1", port, backlog=1024)
     print(f"listening {server.sockets[0].getsockname()[1]}", flush=True)
     stop = asyncio.Event()
@@ -89,8 +99,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--fixed-wrong", action="store_true", help="answer every request with FIXED_WRONG")
     args = parser.parse_args()
-    asyncio.run(serve(args.port, args.latency_ms / 1000))
+    asyncio.run(serve(args.port, args.latency_ms / 1000, args.fixed_wrong))
     sys.exit(0)
 
 

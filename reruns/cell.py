@@ -19,7 +19,7 @@ from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.submission import judge_hidden
 from sotacheck.reruns.spec import RunSpec
 from sotacheck.reruns.store.group_commit import CellWrites, DirectWrites
-from sotacheck.reruns.store.run_store import CellKey, CellStore
+from sotacheck.reruns.store.run_store import CellKey, CellStore, Observation
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ async def judge_and_store(outcome: PipelineOutcome, pool: SandboxPool, writes: C
     status: str = "failed"
     passed: bool | None = False
     detail: dict[str, Any]
+    judged: Observation | None = None
     if outcome.error is not None:
         status, passed, detail = "error", None, {"error": outcome.error}
     elif outcome.submitted is None:
@@ -79,14 +80,14 @@ async def judge_and_store(outcome: PipelineOutcome, pool: SandboxPool, writes: C
     else:
         crash_point("during_execution")
         result = await pool.offload(judge_hidden, pool, outcome.problem, outcome.submitted)
-        await writes.observe(outcome.cell, 10_000, outcome.last_call_id, "hidden_tests",
-                             {"status": result.status, "exception_type": result.exception_type,
-                              "message": result.message})
+        judged = Observation(10_000, outcome.last_call_id, "hidden_tests", {
+            "status": result.status, "exception_type": result.exception_type, "message": result.message})
         passed = result.passed
         status = "passed" if passed else "failed"
         detail = {"judge_status": result.status, "notes": list(outcome.notes), **outcome.record}
     first = outcome.record.get("first_pass_attempt")
     used = outcome.accounting
+    # the hidden tests' observation and the outcome in one commit
     await writes.finish_cell(outcome.cell, status, passed, used.calls, used.prompt_tokens, used.completion_tokens,
-                             first, time.monotonic() - outcome.started, detail)
+                             first, time.monotonic() - outcome.started, detail, judged)
     return used.calls, used.sent, used.prompt_tokens + used.completion_tokens

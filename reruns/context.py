@@ -130,7 +130,7 @@ class PipelineContext:
                 raise CellError(f"model call {call_path} failed: {exc}") from None
         crash_point("after_send")
         await self._writes.receive_call(call_id, response.text, response.finish_reason, response.prompt_tokens,
-                                 response.completion_tokens, response.latency_s, [asdict(a) for a in response.attempts])
+                                 response.completion_tokens, response.latency_s, [a.as_dict() for a in response.attempts])
         crash_point("after_receive")
         return self._account(response.text, response.prompt_tokens, response.completion_tokens)
 

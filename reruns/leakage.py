@@ -60,17 +60,22 @@ class LeakageReport:
 
 
 def check_leakage(store: RunStore, dataset: Dataset) -> LeakageReport:
-    leaks = []
+    """Every stored request's messages searched for its problem's hidden asserts. A prompt sent many times (a
+    problem's repeats, a method's fixed first call) is searched once: its findings are kept by its text."""
+    leaks: list[tuple[str, str, str]] = []
     checked = 0
     cache: dict[str, set[str]] = {}
+    found: dict[tuple[str, str], tuple[str, ...]] = {}  # (problem, the messages' text) → the hidden asserts in it
     for call_id, problem, request in store.requests():
         checked += 1
-        if problem not in cache:
-            cache[problem] = hidden_asserts(dataset, problem)
-        prompt = _normalise(" ".join(m["content"] for m in request["messages"]))
-        for hidden in cache[problem]:
-            if hidden in prompt:
-                leaks.append((call_id, problem, hidden))
+        text = " ".join(m["content"] for m in request["messages"])
+        hits = found.get((problem, text))
+        if hits is None:
+            if problem not in cache:
+                cache[problem] = hidden_asserts(dataset, problem)
+            prompt = _normalise(text)
+            hits = found[(problem, text)] = tuple(hidden for hidden in cache[problem] if hidden in prompt)
+        leaks.extend((call_id, problem, hidden) for hidden in hits)
     return LeakageReport(checked, tuple(leaks))
 
 

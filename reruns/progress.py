@@ -28,7 +28,7 @@ class ProgressLines:
         self.started = self.last = time.monotonic()
         self.postfix: dict[str, Any] = {}
 
-    def set_postfix(self, ordered_dict: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def set_postfix(self, ordered_dict: dict[str, Any] | None = None, refresh: bool = True, **kwargs: Any) -> None:
         self.postfix = {**(ordered_dict or {}), **kwargs}
 
     def update(self, n: int = 1) -> None:

@@ -3,7 +3,6 @@ machine-wide so that concurrent processes never share a uid."""
 
 from __future__ import annotations
 
-import functools
 import queue
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +32,7 @@ class SandboxPool:
         for slot in self._lease.slots:
             self._slots.put(slot)
         self._threads = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="sandbox")
+        self._offloader: Any = None  # ``offload``'s threads (``sandbox/offload.py``), made by its first job
         for slot in self._lease.slots:  # they import in parallel with whatever the caller does next
             start_supervisor(slot, self.limits.isolate_network)
 
@@ -56,11 +56,16 @@ class SandboxPool:
         worker. Sandbox work queues for the pool alone: in the event loop's default executor it would hold
         up whatever else waits there behind a stretch of slow programs (a client's proxy and ``.netrc``
         lookups, DNS resolution), and with them the model calls."""
-        import asyncio  # not on the judge command's start-up path
+        if self._offloader is None:
+            from sotacheck.reruns.sandbox.offload import Offloader  # asyncio: not on the judge command's start-up path
 
-        return await asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(function, *args))
+            self._offloader = Offloader(self.workers, "sandbox-offload")
+        result: R = await self._offloader.run(function, *args)
+        return result
 
     def close(self) -> None:
+        if self._offloader is not None:
+            self._offloader.close()
         self._threads.shutdown(wait=True)
         self._lease.release()
 

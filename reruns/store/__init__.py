@@ -2,7 +2,7 @@
 written in group commits (``group_commit``), exported as the run directory's tables (``export``).
 
 The public modules are ``__all__`` (``docs/python-api.md`` lists them), imported on first use; ``writes``
-is ``run_store``'s internal.
+is ``run_store``'s internal, and so is ``call_index``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ from typing import Any, Protocol
 from sotacheck.core.errors import SotacheckError
 from sotacheck.reruns.crashpoints import crash_point
 from sotacheck.reruns.store import writes
-from sotacheck.reruns.store.writes import CellKey
+from sotacheck.reruns.store.call_index import CallIndex, key_set
+from sotacheck.reruns.store.writes import CellKey, Observation
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -78,7 +79,7 @@ class CellStore(Protocol):
     def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None: ...
     def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
                     completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
-                    detail: dict[str, Any]) -> None: ...
+                    detail: dict[str, Any], observation: Observation | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ class RunStore:
         elif json.loads(version[0]) != SCHEMA_VERSION:
             raise SotacheckError(f"{path}: store schema version {version[0]}, this sotacheck reads {SCHEMA_VERSION}")
         self._lock = threading.Lock()
-        self._reused: list[tuple[str, sqlite3.Connection]] = []
+        self._reused: list[tuple[str, sqlite3.Connection, frozenset[int]]] = []
+        self._index = CallIndex(self._scan_calls)
 
     @staticmethod
     def exists(run_dir: Path) -> bool:
@@ -151,10 +153,12 @@ class RunStore:
                 raise SotacheckError(f"--reuse {run_dir}: recorded with model {identity}, this run uses "
                                      f"{own_identity}; its replies can never match")
             uri = f"file:{(run_dir / 'store.sqlite').resolve()}?mode=ro"
-            self._reused.append((run_dir.name, sqlite3.connect(uri, uri=True, check_same_thread=False)))
+            connection = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            received = key_set(connection.execute("SELECT cache_key FROM calls WHERE state = 'received'"))
+            self._reused.append((run_dir.name, connection, received))
 
     def close(self) -> None:
-        for _, donor in self._reused:
+        for _, donor, _ in self._reused:
             donor.close()
         self._reused = []
         self._db.close()
@@ -187,17 +191,22 @@ class RunStore:
         query = ("SELECT call_id, cache_key, state, response, finish_reason, prompt_tokens, completion_tokens, "
                  "latency_s, attempts, error FROM calls WHERE cache_key = ? AND state = 'received' "
                  "ORDER BY prepared_at LIMIT 1")
+        own = self._index.may_hold_key(cache_key)
+        if not own and not any(hash(cache_key) in received for _, _, received in self._reused):
+            return None  # neither this store nor a reused one holds the key (``call_index``): nothing to read
         with self._lock:
-            row = self._db.execute(query, (cache_key,)).fetchone()
+            row = self._db.execute(query, (cache_key,)).fetchone() if own else None
             if row is not None:
                 return _stored(row)
-            for name, donor in self._reused:
+            for name, donor, _ in self._reused:
                 row = donor.execute(query, (cache_key,)).fetchone()
                 if row is not None:
                     return _stored(row, origin=name)
         return None
 
     def find_call(self, call_id: str) -> StoredCall | None:
+        if not self._index.may_hold_call(call_id):
+            return None
         with self._lock:
             row = self._db.execute(
                 "SELECT call_id, cache_key, state, response, finish_reason, prompt_tokens, completion_tokens, "
@@ -208,6 +217,7 @@ class RunStore:
                      parent: str | None, seed: int, request: dict[str, Any]) -> None:
         """Write-ahead: the record exists before the request is sent. Re-preparing after a crash updates
         the same row (the call id is deterministic), so nothing is duplicated."""
+        self.note_prepared(call_id, cache_key)
         self.execute([writes.prepare(call_id, cache_key, cell, stage, call_path, parent, seed, request)])
 
     def receive_call(self, call_id: str, text: str, finish_reason: str | None, prompt_tokens: int,
@@ -219,15 +229,25 @@ class RunStore:
     def fail_call(self, call_id: str, error: str, attempts: list[dict[str, Any]]) -> None:
         self.execute([writes.fail(call_id, error, attempts)])
 
+    def note_prepared(self, call_id: str, cache_key: str) -> None:
+        """A call about to be prepared through another connection to this store (the group committer's):
+        its lookups then read the store (``call_index``). Called before the record is written."""
+        self._index.note(call_id, cache_key)
+
+    def _scan_calls(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return self._db.execute("SELECT call_id, cache_key FROM calls").fetchall()
+
     # --- observations and cells ---------------------------------------------------------------------
     def observe(self, cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> None:
         self.execute([writes.observe(cell, seq, call_id, kind, result)])
 
     def finish_cell(self, cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int,
                     completion_tokens: int, first_pass_attempt: int | None, wall_s: float,
-                    detail: dict[str, Any]) -> None:
-        self.execute([writes.finish(cell, status, passed, calls, prompt_tokens, completion_tokens,
-                                    first_pass_attempt, wall_s, detail)])
+                    detail: dict[str, Any], observation: Observation | None = None) -> None:
+        """The cell's outcome, with the observation it was judged by (``observation``) in the same transaction."""
+        self.execute(writes.outcome(cell, status, passed, calls, prompt_tokens, completion_tokens,
+                                    first_pass_attempt, wall_s, detail, observation))
 
     def execute(self, statements: list[writes.Statement]) -> None:
         """Run ``statements`` in one transaction on this connection (each one's crash point, if any, just

@@ -22,6 +22,16 @@ class CellKey:
 
 
 @dataclass(frozen=True)
+class Observation:
+    """An execution result bound to the call that produced the code, ``seq`` its place in the cell's order."""
+
+    seq: int
+    call_id: str | None
+    kind: str
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Statement:
     """One SQL statement and its parameters; ``crash_point``: the crash point reached right after it, inside
     its transaction (crash-recovery tests)."""
@@ -62,6 +72,17 @@ def fail(call_id: str, error: str, attempts: list[dict[str, Any]]) -> Statement:
 
 def observe(cell: CellKey, seq: int, call_id: str | None, kind: str, result: dict[str, Any]) -> Statement:
     return Statement(_OBSERVE, (*cell.as_tuple(), seq, call_id, kind, json.dumps(result, default=str)))
+
+
+def outcome(cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int, completion_tokens: int,
+            first_pass_attempt: int | None, wall_s: float, detail: dict[str, Any],
+            observation: Observation | None = None) -> list[Statement]:
+    """A cell's outcome, after the observation it was judged by (the hidden tests' result) when given: one
+    transaction, so the judge's record and the verdict are written together or not at all."""
+    first = [] if observation is None else [observe(cell, observation.seq, observation.call_id, observation.kind,
+                                                    observation.result)]
+    return [*first, finish(cell, status, passed, calls, prompt_tokens, completion_tokens, first_pass_attempt,
+                           wall_s, detail)]
 
 
 def finish(cell: CellKey, status: str, passed: bool | None, calls: int, prompt_tokens: int, completion_tokens: int,

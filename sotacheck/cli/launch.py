@@ -4,8 +4,9 @@ For ``sotacheck judge`` (with the local executor) it leases the sandbox slots an
 supervisors first, before the command line interface and its dependencies are imported: a supervisor
 takes about 40 ms to start, which then overlaps the CLI's own start-up instead of following it. Only
 the worker count is read from the arguments here; everything else, errors included, is the CLI's job
-(a pool that does not match what the CLI then asks for is simply not used). A judge run also ends
-without the interpreter's teardown (see ``_exit_without_teardown``).
+(a pool that does not match what the CLI then asks for is simply not used). A judge run, a rerun and a
+resume also end without the interpreter's teardown (see ``_exit_without_teardown``: after a rerun, whose
+export imported pandas and pyarrow, the teardown took 0.2–0.26 s).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def main() -> None:
             pass  # no free slots: the CLI's own pool reports it
     from sotacheck.cli.main import main as cli_main
 
-    if workers is None:
+    if workers is None and sys.argv[1:2] not in (["rerun"], ["resume"]):
         cli_main()
         return
     try:

@@ -100,6 +100,31 @@ def test_sigkill_then_resume_gives_the_uninterrupted_outcomes(tmp_path, responde
         assert_nothing_lost_or_duplicated(out, reference, server)
 
 
+def judged_and_finished(run_dir: Path) -> tuple[set[tuple[str, str, int]], set[tuple[str, str, int]]]:
+    """The cells with a hidden-test observation, and the cells with an outcome judged on the hidden tests."""
+    with sqlite3.connect(run_dir / "store.sqlite") as db:
+        judged = set(db.execute("SELECT arm, problem, repeat FROM observations WHERE kind = 'hidden_tests'"))
+        finished = {(arm, problem, repeat) for arm, problem, repeat, detail in
+                    db.execute("SELECT arm, problem, repeat, detail FROM cells") if "judge_status" in json.loads(detail)}
+    return judged, finished
+
+
+def test_a_verdict_and_its_judge_record_are_written_together(tmp_path, responder, reference) -> None:
+    """Outcomes are committed later, grouped (``group_commit.commit_later``): a kill inside such a commit loses
+    the verdicts and their hidden-test observations together, and the resume judges those cells again."""
+    out = tmp_path / "run"
+    with LoopbackServer(responder) as server:
+        crashed = cli(rerun_args(server.base_url, out), crash_at="during_outcome_write:3")
+        assert crashed.returncode == -9, (crashed.returncode, crashed.stderr[-500:])
+        judged, finished = judged_and_finished(out)
+        assert judged == finished and len(finished) < 2 * LIMIT
+        resumed = cli(["resume", str(out)])
+        assert resumed.returncode == 0, resumed.stderr
+        assert_nothing_lost_or_duplicated(out, reference, server)
+    judged, finished = judged_and_finished(out)
+    assert judged == finished and len(finished) == 2 * LIMIT
+
+
 def test_replay_with_the_server_stopped_reproduces_the_outcomes(tmp_path, responder, reference) -> None:
     out = tmp_path / "run"
     with LoopbackServer(responder) as server:
