@@ -11,7 +11,7 @@ LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAM
 	-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 LLAMA_WHEELS := $(HOME)/.cache/sotacheck/wheels/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
 
-.PHONY: FORCE setup setup-core setup-local setup-browser test test-all check docs bench demo clean
+.PHONY: FORCE setup setup-core setup-local setup-native setup-browser test test-all check docs bench demo clean
 
 setup: setup-core setup-local setup-browser
 
@@ -48,7 +48,27 @@ $(CORE_FILES): FORCE
 
 FORCE:
 
-setup-local: setup-core
+# llama.cpp's own llama-server (the embedded model's `--engine llama-server`, reruns/model/native_server.py), from
+# the very source llama-cpp-python $(LLAMA_VERSION) vendors and with the wheel's compiler options, so both engines
+# run the same arithmetic; about 10 minutes on 2 cores, kept in a cache keyed by version and options.
+NATIVE_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+	-DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release
+NATIVE_SERVER := $(HOME)/.cache/sotacheck/llama-server-$(LLAMA_VERSION)-$(shell echo '$(NATIVE_CMAKE_ARGS)' | sha256sum | cut -c1-12)/llama-server
+
+setup-native: $(NATIVE_SERVER)
+
+$(NATIVE_SERVER): | setup-core
+	@echo "building llama.cpp's llama-server from llama-cpp-python $(LLAMA_VERSION)'s source (about 10 minutes on 2 cores)"
+	@command -v cmake >/dev/null || $(PIP) install -q cmake
+	rm -rf $(@D).build && mkdir -p $(@D).build
+	$(PIP) download -q --no-deps --no-binary :all: -d $(@D).build 'llama-cpp-python==$(LLAMA_VERSION)'
+	tar xzf $(@D).build/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C $(@D).build
+	PATH="$(abspath $(VENV))/bin:$$PATH" cmake -S $(@D).build/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp \
+		-B $(@D).build/out $(NATIVE_CMAKE_ARGS) >$(@D).build/cmake.log
+	PATH="$(abspath $(VENV))/bin:$$PATH" cmake --build $(@D).build/out -j $$(nproc) --target llama-server >$(@D).build/build.log
+	mkdir -p $(@D) && cp $(@D).build/out/bin/llama-server $@.new && mv $@.new $@ && rm -rf $(@D).build
+
+setup-local: setup-core setup-native
 	@if ! ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
 		echo "building llama-cpp-python $(LLAMA_VERSION) from source (about 7 minutes on 2 cores)"; \
 		mkdir -p $(LLAMA_WHEELS) && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel -q --no-deps --no-cache-dir \

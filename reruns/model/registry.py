@@ -27,6 +27,7 @@ from typing import Any
 from sotacheck.core.errors import UsageError
 from sotacheck.core.registry import Entry, Registry
 from sotacheck.reruns.model.base import ChatModel
+from sotacheck.reruns.model.native_server import NativeMode
 from sotacheck.reruns.model.retry import RetryPolicy
 
 Opener = Callable[["ModelTarget"], AbstractAsyncContextManager[ChatModel]]
@@ -69,6 +70,7 @@ class ModelTarget:
     dataset: str | None = None                     # the run's dataset and data directory (the loopback's answers)
     data_dir: str | None = None
     prefix_reuse: int = 0                          # the embedded server's prefix reuse (0: fresh evaluation)
+    native: NativeMode | None = None               # the embedded model in llama.cpp's llama-server, in this mode
     hub_id: str | None = None                      # the run's hub dataset, where it reads one
 
 

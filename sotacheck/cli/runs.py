@@ -38,6 +38,15 @@ _MODEL_OPTIONS = (
     click.option("--prefix-reuse", "prefix_reuse", type=click.IntRange(min=0), default=0, metavar="A",
                  help="The embedded model only: reuse a cached prompt prefix up to a multiple of A tokens (64 was "
                       "exact on every call compared, bench/RESULTS.md); 0 evaluates every prompt afresh."),
+    click.option("--engine", type=click.Choice(["llama-cpp-python", "llama-server"]), default="llama-cpp-python",
+                 help="The embedded model only: the server that runs it: llama-cpp-python's, or llama.cpp's own "
+                      "llama-server (built by `make setup-local`), which has --slots and --speculative."),
+    click.option("--slots", type=click.IntRange(min=1), default=1, metavar="S",
+                 help="--engine llama-server: sequences in flight at once. Above 1 a reply depends on what else "
+                      "was in flight (docs/embedded-model.md)."),
+    click.option("--speculative", type=click.Choice(["off", "ngram-simple"]), default="off",
+                 help="--engine llama-server: speculative decoding with drafts looked up in the request's own "
+                      "prompt and reply (its replies differ from plain decoding's on some requests)."),
 )
 
 
@@ -95,9 +104,9 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
 @reuse_option
 def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
-          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, request_timeout: float,
-          max_tries: int, spec: Path | None, original_code: tuple[str, ...], data_dir: Path | None, hub_id: str | None,
-          executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
+          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, engine: str, slots: int,
+          speculative: str, request_timeout: float, max_tries: int, spec: Path | None, original_code: tuple[str, ...],
+          data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
     from sotacheck.reruns.grid import pipeline_params
     from sotacheck.reruns.run import RunSpec, load_spec, validate_spec
@@ -115,7 +124,8 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
         params = pipeline_params(param, names)
         fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
-                              prefix_reuse, data_dir, hub_id, dataset=dataset, request_timeout_s=request_timeout,
+                              prefix_reuse, data_dir, hub_id, dataset=dataset, engine=engine, slots=slots,
+                              speculative=speculative, request_timeout_s=request_timeout,
                               max_tries=max_tries, original_code=checkouts,
                               pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
         run_spec = validate_spec(fields, "command line")
@@ -140,15 +150,16 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
 @reuse_option
 def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
-          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, yes: bool,
+          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, engine: str, slots: int,
+          speculative: str, yes: bool,
           original_code: tuple[str, ...],
           data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None,
           reuse: tuple[Path, ...]) -> None:
     """Run a pipeline at every setting of a grid in one store: settings that share a prefix of calls
     (same seeds, same messages) share them through the response cache."""
     fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
-                          prefix_reuse, data_dir, hub_id, dataset=dataset,
-                          original_code=_original_code(original_code))
+                          prefix_reuse, data_dir, hub_id, dataset=dataset, engine=engine, slots=slots,
+                          speculative=speculative, original_code=_original_code(original_code))
     with as_flags(allow_large="--yes", reuse="--reuse", executor="--executor"):
         run_spec = api.sweep_spec(pipeline, grid=grid, fields=fields, fixed=fixed, allow_large=yes)
         summary = api.rerun(run_spec, out=out, executor=executor, ray_address=ray_address, reuse=reuse)

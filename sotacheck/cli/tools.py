@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import click
 
 from sotacheck import api
 from sotacheck.cli.options import PATH
-from sotacheck.core.errors import InputError
+from sotacheck.core.errors import InputError, UsageError
 
 
 @click.command()
@@ -29,10 +28,28 @@ def leakage(run_dir: Path) -> None:
 @click.command()
 @click.option("--port", type=int, default=8080, help="Port on 127.0.0.1.")
 @click.option("--gguf", type=PATH, default=None, help="Another GGUF file (default: the embedded model).")
-def serve(port: int, gguf: Path | None) -> None:
-    """Serve the embedded model (or a GGUF) on an OpenAI-compatible endpoint, in the foreground."""
-    from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
+@click.option("--engine", type=click.Choice(["llama-cpp-python", "llama-server"]), default="llama-cpp-python",
+              help="llama-cpp-python's server, or llama.cpp's own llama-server (`make setup-local` builds it).")
+@click.option("--slots", type=click.IntRange(min=1), default=1, metavar="S",
+              help="--engine llama-server: sequences in flight at once.")
+@click.option("--speculative", type=click.Choice(["off", "ngram-simple"]), default="off",
+              help="--engine llama-server: speculative decoding from the request's own prompt and reply.")
+@click.option("--prefix-reuse", "prefix_reuse", type=click.IntRange(min=0), default=0, metavar="A",
+              help="--engine llama-cpp-python: reuse a cached prompt prefix up to a multiple of A tokens.")
+def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: str, prefix_reuse: int) -> None:
+    """Serve the embedded model (or a GGUF) on an OpenAI-compatible endpoint, in the foreground.
 
+    The engine and its modes are ``rerun``'s (the same options)."""
+    from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
+    from sotacheck.reruns.model.native_server import NativeMode
+
+    if engine == "llama-cpp-python" and (slots, speculative) != (1, "off"):
+        raise UsageError("--slots and --speculative need --engine llama-server")
+    if engine == "llama-server" and prefix_reuse:
+        raise UsageError("--prefix-reuse needs --engine llama-cpp-python")
+    native = NativeMode(slots, speculative) if engine == "llama-server" else None
     path = gguf or assemble_gguf()
-    server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem)
-    os.execv(sys.executable, server.command())
+    server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem,
+                         prefix_reuse=prefix_reuse, native=native)
+    command = server.command()
+    os.execve(command[0], command, {**os.environ, "SOTACHECK_PREFIX_REUSE": str(prefix_reuse)})

@@ -1,0 +1,197 @@
+"""The embedded model's engines and modes on the recorded calls, side by side in one run.
+
+Replays the 88 model-answered calls of ``recordings/methods-qwen05b``'s CodeSim and MapCoder arms on
+HumanEval/0-4 (``bench_prefix_reuse.stored_calls``) as the harness sends them: each cell (arm, problem) sends
+its calls in the order it made them, one after the other, and the cells run side by side up to the mode's
+sequences in flight (one for llama-cpp-python's server, which answers one request at a time). Modes:
+
+- ``python-fresh``: llama-cpp-python's server, every prompt evaluated from an empty cache (the recorded replies'
+  mode, and the baseline);
+- ``python-reuse-A``: the same with aligned prefix reuse (``reruns/model/_llama_server.py``);
+- ``native-S-SPEC``: llama.cpp's ``llama-server`` (``reruns/model/native_server.py``) with S slots and
+  speculative decoding SPEC (``off`` or ``ngram-simple``);
+- ``MODE@reversed``: MODE again with the cells started shortest first, another interleaving of the same requests,
+  whose replies are compared with MODE's byte for byte.
+
+For each mode: the wall time of the 88 calls, prompt and reply tokens per second of each sequence (from the
+server's own timings: llama-server's ``timings``, llama-cpp-python's perf lines in its log; with several sequences
+in flight their times overlap), reply tokens per second of wall time, the draft acceptance, and the share of
+replies identical byte for byte to the stored ones and to the replies of ``native-1-off`` (plain decoding, one
+sequence at a time). Each mode's replies go to ``OUT/MODE.jsonl``; a mode with all its calls there is not run
+again, so a stopped bench resumes at the mode it was in.
+
+Run: ``.venv/bin/python bench/bench_embedded.py [--modes native-1-off,native-4-ngram-simple,python-fresh]
+[--out DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_prefix_reuse import stored_calls
+
+from sotacheck.reruns.model import native_server
+from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf, free_port
+
+THREADS = 2
+PERF = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens.*?\n.*?eval time =\s*([\d.]+) ms /\s*(\d+) runs",
+                  re.S)
+
+
+class Served:
+    """One mode's server for a ``with`` block: its base URL, its sequences in flight, its log."""
+
+    def __init__(self, mode: str, log: Path) -> None:
+        self.mode, self.log = mode, log
+        mode = mode.removesuffix("@reversed")
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.local: LocalServer | None = None
+        if mode.startswith("python-"):
+            reuse = 0 if mode == "python-fresh" else int(mode.rsplit("-", 1)[1])
+            self.local = LocalServer(assemble_gguf(), threads=THREADS, log_file=log, prefix_reuse=reuse)
+            self.slots = 1
+        else:
+            _, slots, spec = mode.split("-", 2)
+            self.native = native_server.NativeMode(slots=int(slots), speculative=spec)
+            self.slots = self.native.slots
+
+    def __enter__(self) -> Served:
+        if self.local is not None:
+            self.local.start()
+            self.url = self.local.base_url
+            return self
+        port = free_port()
+        cmd = native_server.command(assemble_gguf(), port, THREADS, 4096, LOCAL_MODEL_ID, self.native)
+        self.proc = subprocess.Popen(cmd, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{port}/v1"
+        for _ in range(600):
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise SystemExit(f"{self.mode}: llama-server did not start; see {self.log}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.local is not None:
+            self.local.stop()
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait()
+
+
+def _send(client: httpx.Client, url: str, request: dict[str, Any]) -> dict[str, Any]:
+    body = {"model": LOCAL_MODEL_ID, "messages": request["messages"], "seed": request["seed"],
+            **{k: v for k, v in request["sampling"].items() if k != "stop" or v}}
+    started = time.perf_counter()
+    reply = client.post(f"{url}/chat/completions", json=body).json()
+    return {"text": reply["choices"][0]["message"]["content"], "wall_s": time.perf_counter() - started,
+            "usage": reply["usage"], "timings": reply.get("timings")}
+
+
+def run_mode(mode: str, calls: list[dict[str, Any]], out: Path) -> None:
+    """All the calls in ``mode``, cells side by side up to its sequences in flight; the results to MODE.jsonl."""
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for call in calls:
+        cells[(call["arm"], call["problem"])].append(call)
+    results: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    with Served(mode, out / f"{mode}.server.log") as served, httpx.Client(timeout=3600) as client:
+        gate = threading.Semaphore(served.slots)
+
+        def cell(chain: list[dict[str, Any]]) -> None:
+            for call in chain:
+                with gate:
+                    got = _send(client, served.url, call["request"])
+                with lock:
+                    results.append({"call_id": call["call_id"], **got})
+
+        started = time.perf_counter()
+        # the longest cells first, as a harness that works through cells in order would reach them; MODE@reversed
+        # the shortest first (another interleaving, for the same mode's replies to be compared byte for byte)
+        with ThreadPoolExecutor(len(cells)) as pool:
+            list(pool.map(cell, sorted(cells.values(), key=len, reverse=not mode.endswith("@reversed"))))
+        wall = time.perf_counter() - started
+    with (out / f"{mode}.jsonl").open("w") as fh:
+        fh.write(json.dumps({"mode": mode, "wall_s": wall, "slots": served.slots}) + "\n")
+        for row in results:
+            fh.write(json.dumps(row) + "\n")
+
+
+def load(out: Path, mode: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]]] | None:
+    path = out / f"{mode}.jsonl"
+    if not path.is_file():
+        return None
+    head, *rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return head, {row["call_id"]: row for row in rows}
+
+
+def token_rates(mode: str, rows: dict[str, dict[str, Any]], out: Path) -> tuple[float, float, str]:
+    """Prompt and reply tokens per second of the server's own work, and the draft acceptance."""
+    if mode.startswith("python-"):
+        perf = PERF.findall((out / f"{mode}.server.log").read_text(errors="replace"))
+        p_ms, p_n = sum(float(m[0]) for m in perf), sum(int(m[1]) for m in perf)
+        e_ms, e_n = sum(float(m[2]) for m in perf), sum(int(m[3]) for m in perf)
+        return p_n / p_ms * 1000 if p_ms else float("nan"), e_n / e_ms * 1000 if e_ms else float("nan"), "-"
+    t = [row["timings"] for row in rows.values()]
+    prompt = sum(x["prompt_n"] for x in t) / sum(x["prompt_ms"] for x in t) * 1000
+    reply = sum(x["predicted_n"] for x in t) / sum(x["predicted_ms"] for x in t) * 1000
+    drafted, accepted = sum(x.get("draft_n", 0) for x in t), sum(x.get("draft_n_accepted", 0) for x in t)
+    return prompt, reply, f"{accepted}/{drafted} ({accepted / drafted:.0%})" if drafted else "-"
+
+
+def summary(modes: list[str], calls: list[dict[str, Any]], out: Path) -> None:
+    stored = {call["call_id"]: call["response"] for call in calls}
+    reference = load(out, "native-1-off")
+    base = load(out, "python-fresh")
+    print("| mode | wall (88 calls) | vs python-fresh | prompt tok/s | reply tok/s | reply tokens / wall s "
+          "| drafts accepted | replies = stored | replies = native-1-off (MODE@reversed: = MODE) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for mode in modes:
+        got = load(out, mode)
+        if got is None:
+            continue
+        head, rows = got
+        prompt, reply, accepted = token_rates(mode, rows, out)
+        same = sum(rows[c]["text"] == stored[c] for c in rows)
+        twin = load(out, mode.removesuffix("@reversed")) if mode.endswith("@reversed") else reference
+        same_ref = f"{sum(rows[c]['text'] == twin[1][c]['text'] for c in rows)}/{len(rows)}" if twin else "-"
+        speed = f"{base[0]['wall_s'] / head['wall_s']:.2f}x" if base else "-"
+        replied = sum(row["usage"]["completion_tokens"] for row in rows.values()) / head["wall_s"]
+        print(f"| {mode} | {head['wall_s']:.0f} s | {speed} | {prompt:.1f} | {reply:.1f} | {replied:.1f} | {accepted} "
+              f"| {same}/{len(rows)} | {same_ref} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--modes", default="python-fresh,native-1-ngram-simple,native-1-off,native-4-ngram-simple,"
+                                           "native-1-ngram-simple@reversed,native-4-off,python-reuse-64")
+    parser.add_argument("--problems", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=Path("artifacts/bench-embedded"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    modes = args.modes.split(",")
+    calls = stored_calls(args.problems)
+    for mode in modes:
+        if load(args.out, mode) is None:
+            print(f"{time.strftime('%H:%M:%S')} {mode}: {len(calls)} calls", flush=True)
+            run_mode(mode, calls, args.out)
+        summary(modes, calls, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""llama.cpp's own ``llama-server`` as the embedded model's engine: native n-gram speculative decoding, and
+slots for several sequences in flight, with the settings under which llama-cpp-python's server evaluated the
+recorded runs.
+
+``make setup-local`` builds the binary from the source llama-cpp-python vendors (the same llama.cpp, the same
+compiler options); it lies in ``~/.cache/sotacheck/llama-server-VERSION/`` or at ``$SOTACHECK_LLAMA_SERVER``.
+With one slot a request is evaluated alone, from an empty cache, in 512-token batches, without flash attention,
+as llama-cpp-python's server does it, so a reply is a function of its request alone; speculative decoding then
+changes only which rows are evaluated together, and those are set by the request's own prompt and reply.
+
+Several slots batch the rows of different requests together, and there a reply depends on what else was in
+flight (llamafile's tinyBLAS takes products of two or more rows, ggml's dot products single rows, in another
+summation order; the repacked weights take a tiled kernel for batches; measured in docs/embedded-model.md).
+Each mode is named in the endpoint identity, so the cache key: replies served in one mode never answer another
+mode's request.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from sotacheck.core.errors import SotacheckError
+
+SPECULATIVE_KINDS = ("off", "ngram-simple")
+# What every mode shares: llama-cpp-python's server's batch sizes and attention, no prompt cache (the server's
+# own prefix reuse is not aligned, so it changes logits), one KV stream for each slot, no web UI.
+SHARED_FLAGS = ("-b", "512", "-ub", "512", "-fa", "off", "--no-cache-prompt", "--no-kv-unified", "--no-webui")
+
+
+@dataclass(frozen=True)
+class NativeMode:
+    """How ``llama-server`` serves: ``slots`` sequences in flight, ``speculative`` drafting (``off`` or
+    ``ngram-simple``: drafts looked up in the request's own prompt and reply so far, verified in one batch)."""
+
+    slots: int = 1
+    speculative: str = "off"
+
+    def __post_init__(self) -> None:
+        if self.slots < 1:
+            raise ValueError(f"`slots` must be at least 1, got {self.slots}")
+        if self.speculative not in SPECULATIVE_KINDS:
+            raise ValueError(f"`speculative` must be one of {', '.join(SPECULATIVE_KINDS)}, got {self.speculative!r}")
+
+    @property
+    def identity(self) -> str:
+        """The mode as the endpoint identity names it."""
+        return f"llama-server:slots-{self.slots}:spec-{self.speculative}"
+
+    def flags(self) -> list[str]:
+        spec = [] if self.speculative == "off" else ["--spec-type", self.speculative]
+        return ["-np", str(self.slots), *SHARED_FLAGS, *spec]
+
+
+def binary() -> Path:
+    """The ``llama-server`` binary: ``$SOTACHECK_LLAMA_SERVER``, else the one ``make setup-local`` built."""
+    explicit = os.environ.get("SOTACHECK_LLAMA_SERVER")
+    if explicit:
+        path = Path(explicit)
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise SotacheckError(f"$SOTACHECK_LLAMA_SERVER={explicit}: not an executable file")
+        return path
+    built = sorted((Path.home() / ".cache" / "sotacheck").glob("llama-server-*/llama-server"))
+    if built:
+        return built[-1]
+    found = shutil.which("llama-server")
+    if found is None:
+        raise SotacheckError("the llama-server engine needs llama.cpp's llama-server (`make setup-local` builds it; "
+                             "or set $SOTACHECK_LLAMA_SERVER)")
+    return Path(found)
+
+
+def command(gguf: Path, port: int, threads: int, n_ctx: int, alias: str, mode: NativeMode) -> list[str]:
+    """The server's command line; the context is ``n_ctx`` tokens for each slot."""
+    return [str(binary()), "-m", str(gguf), "-a", alias, "--host", "127.0.0.1", "--port", str(port),
+            "-t", str(threads), "-tb", str(threads), "-c", str(n_ctx * mode.slots), *mode.flags()]
