@@ -140,18 +140,24 @@ def load(out: Path, mode: str) -> tuple[dict[str, Any], dict[str, dict[str, Any]
     return head, {row["call_id"]: row for row in rows}
 
 
-def token_rates(mode: str, rows: dict[str, dict[str, Any]], out: Path) -> tuple[float, float, str]:
-    """Prompt and reply tokens per second of the server's own work, and the draft acceptance."""
+def token_rates(mode: str, rows: dict[str, dict[str, Any]], out: Path) -> tuple[float, float, str, str]:
+    """Prompt and reply tokens per second of the server's own work, the draft acceptance, and the server's
+    seconds on prompts and on replies (summed over calls; with several in flight they overlap)."""
     if mode.startswith("python-"):
-        perf = PERF.findall((out / f"{mode}.server.log").read_text(errors="replace"))
+        # llama.cpp's perf lines as llama-cpp-python prints them; its prompt figure leaves out part of the
+        # prompt's evaluation (it counts only some of the batches), so the reply figure is the one to read
+        perf = PERF.findall((out / f"{mode.removesuffix('@reversed')}.server.log").read_text(errors="replace"))
         p_ms, p_n = sum(float(m[0]) for m in perf), sum(int(m[1]) for m in perf)
         e_ms, e_n = sum(float(m[2]) for m in perf), sum(int(m[3]) for m in perf)
-        return p_n / p_ms * 1000 if p_ms else float("nan"), e_n / e_ms * 1000 if e_ms else float("nan"), "-"
+        return (p_n / p_ms * 1000 if p_ms else float("nan"), e_n / e_ms * 1000 if e_ms else float("nan"), "-",
+                f"- / {e_ms / 1000:.0f} s")
     t = [row["timings"] for row in rows.values()]
-    prompt = sum(x["prompt_n"] for x in t) / sum(x["prompt_ms"] for x in t) * 1000
-    reply = sum(x["predicted_n"] for x in t) / sum(x["predicted_ms"] for x in t) * 1000
+    p_ms, e_ms = sum(x["prompt_ms"] for x in t), sum(x["predicted_ms"] for x in t)
+    prompt = sum(x["prompt_n"] for x in t) / p_ms * 1000
+    reply = sum(x["predicted_n"] for x in t) / e_ms * 1000
     drafted, accepted = sum(x.get("draft_n", 0) for x in t), sum(x.get("draft_n_accepted", 0) for x in t)
-    return prompt, reply, f"{accepted}/{drafted} ({accepted / drafted:.0%})" if drafted else "-"
+    return (prompt, reply, f"{accepted}/{drafted} ({accepted / drafted:.0%})" if drafted else "-",
+            f"{p_ms / 1000:.0f} s / {e_ms / 1000:.0f} s")
 
 
 def summary(modes: list[str], calls: list[dict[str, Any]], out: Path) -> None:
@@ -159,20 +165,22 @@ def summary(modes: list[str], calls: list[dict[str, Any]], out: Path) -> None:
     reference = load(out, "native-1-off")
     base = load(out, "python-fresh")
     print("| mode | wall (88 calls) | vs python-fresh | prompt tok/s | reply tok/s | reply tokens / wall s "
-          "| drafts accepted | replies = stored | replies = native-1-off (MODE@reversed: = MODE) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| server on prompts / replies | drafts accepted | replies = stored "
+          "| replies = native-1-off (MODE@reversed: = MODE) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for mode in modes:
         got = load(out, mode)
         if got is None:
             continue
         head, rows = got
-        prompt, reply, accepted = token_rates(mode, rows, out)
+        prompt, reply, accepted, split = token_rates(mode, rows, out)
         same = sum(rows[c]["text"] == stored[c] for c in rows)
         twin = load(out, mode.removesuffix("@reversed")) if mode.endswith("@reversed") else reference
         same_ref = f"{sum(rows[c]['text'] == twin[1][c]['text'] for c in rows)}/{len(rows)}" if twin else "-"
         speed = f"{base[0]['wall_s'] / head['wall_s']:.2f}x" if base else "-"
         replied = sum(row["usage"]["completion_tokens"] for row in rows.values()) / head["wall_s"]
-        print(f"| {mode} | {head['wall_s']:.0f} s | {speed} | {prompt:.1f} | {reply:.1f} | {replied:.1f} | {accepted} "
+        print(f"| {mode} | {head['wall_s']:.0f} s | {speed} | {prompt:.1f} | {reply:.1f} | {replied:.1f} | {split} "
+              f"| {accepted} "
               f"| {same}/{len(rows)} | {same_ref} |")
 
 

@@ -72,6 +72,38 @@ def binary() -> Path:
     return Path(found)
 
 
+def resolve(engine: str, speculative: str, slots: int, *, embedded: bool, prefix_reuse: int) -> tuple[str, str, str]:
+    """The engine and speculative decoding a command line's ``auto`` stands for, and a line saying what was chosen.
+
+    ``auto`` is the fastest mode whose replies are a function of their request alone (docs/embedded-model.md):
+    ``llama-server`` with one slot and ``ngram-simple`` drafting when the binary is built and nothing asks for
+    llama-cpp-python's own settings (``prefix_reuse``), else llama-cpp-python's server. Models served elsewhere
+    keep ``llama-cpp-python`` (the spec's neutral default) and ``off``. The choice is written into the spec, so a
+    resumed run keeps it, and the endpoint identity names it."""
+    if not embedded:
+        return (("llama-cpp-python" if engine == "auto" else engine), ("off" if speculative == "auto" else speculative),
+                "")
+    if engine == "auto":
+        if prefix_reuse:
+            engine = "llama-cpp-python"
+        elif slots > 1 or speculative == "ngram-simple":
+            engine = "llama-server"
+        else:
+            try:
+                binary()
+                engine = "llama-server"
+            except SotacheckError:
+                engine = "llama-cpp-python"
+                if speculative == "auto":
+                    return engine, "off", ("the embedded model: llama-cpp-python's server (llama.cpp's llama-server, "
+                                           "the faster engine, is not built: make setup-local)")
+    if speculative == "auto":
+        speculative = "ngram-simple" if engine == "llama-server" else "off"
+    mode = (f"llama-server, {slots} slot{'s' if slots > 1 else ''}, speculative decoding {speculative}"
+            if engine == "llama-server" else "llama-cpp-python's server")
+    return engine, speculative, f"the embedded model: {mode}"
+
+
 def command(gguf: Path, port: int, threads: int, n_ctx: int, alias: str, mode: NativeMode) -> list[str]:
     """The server's command line; the context is ``n_ctx`` tokens for each slot."""
     return [str(binary()), "-m", str(gguf), "-a", alias, "--host", "127.0.0.1", "--port", str(port),

@@ -38,15 +38,18 @@ _MODEL_OPTIONS = (
     click.option("--prefix-reuse", "prefix_reuse", type=click.IntRange(min=0), default=0, metavar="A",
                  help="The embedded model only: reuse a cached prompt prefix up to a multiple of A tokens (64 was "
                       "exact on every call compared, bench/RESULTS.md); 0 evaluates every prompt afresh."),
-    click.option("--engine", type=click.Choice(["llama-cpp-python", "llama-server"]), default="llama-cpp-python",
+    click.option("--engine", type=click.Choice(["auto", "llama-cpp-python", "llama-server"]), default="auto",
                  help="The embedded model only: the server that runs it: llama-cpp-python's, or llama.cpp's own "
-                      "llama-server (built by `make setup-local`), which has --slots and --speculative."),
+                      "llama-server (built by `make setup-local`), which has --slots and --speculative. auto: "
+                      "llama-server with one slot and ngram-simple drafting where it is built, the fastest mode whose "
+                      "replies depend on their request alone (docs/embedded-model.md); the choice goes into run.json."),
     click.option("--slots", type=click.IntRange(min=1), default=1, metavar="S",
                  help="--engine llama-server: sequences in flight at once. Above 1 a reply depends on what else "
                       "was in flight (docs/embedded-model.md)."),
-    click.option("--speculative", type=click.Choice(["off", "ngram-simple"]), default="off",
+    click.option("--speculative", type=click.Choice(["auto", "off", "ngram-simple"]), default="auto",
                  help="--engine llama-server: speculative decoding with drafts looked up in the request's own "
-                      "prompt and reply (its replies differ from plain decoding's on some requests)."),
+                      "prompt and reply (its replies differ from plain decoding's on some requests); auto: "
+                      "ngram-simple on llama-server, off elsewhere."),
 )
 
 
@@ -80,8 +83,17 @@ def _max_tokens(text: str | None) -> int | str | None:
 
 def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | None, seed: int,
                  temperature: float | None, top_p: float | None, max_tokens: str | None, concurrency: int,
-                 prefix_reuse: int, data_dir: Path | None, hub_id: str | None, **more: Any) -> dict[str, Any]:
+                 prefix_reuse: int, data_dir: Path | None, hub_id: str | None, *, engine: str, slots: int,
+                 speculative: str, **more: Any) -> dict[str, Any]:
+    from sotacheck.reruns.model.native_server import resolve
+    from sotacheck.reruns.model.registry import EMBEDDED_SCHEMES, scheme_of
+
+    engine, speculative, chosen = resolve(engine, speculative, slots, embedded=scheme_of(model) in EMBEDDED_SCHEMES,
+                                          prefix_reuse=prefix_reuse)
+    if chosen:
+        click.echo(chosen, err=True)
     return {"model": model, "model_name": model_name, "repeats": repeats, "limit": limit, "seed": seed,
+            "engine": engine, "slots": slots, "speculative": speculative,
             "temperature": temperature, "top_p": top_p, "max_tokens": _max_tokens(max_tokens),
             "concurrency": concurrency, "prefix_reuse": prefix_reuse, "data_dir": str(data_dir) if data_dir else None,
             "hub_id": hub_id, **more}

@@ -28,12 +28,14 @@ def leakage(run_dir: Path) -> None:
 @click.command()
 @click.option("--port", type=int, default=8080, help="Port on 127.0.0.1.")
 @click.option("--gguf", type=PATH, default=None, help="Another GGUF file (default: the embedded model).")
-@click.option("--engine", type=click.Choice(["llama-cpp-python", "llama-server"]), default="llama-cpp-python",
-              help="llama-cpp-python's server, or llama.cpp's own llama-server (`make setup-local` builds it).")
+@click.option("--engine", type=click.Choice(["auto", "llama-cpp-python", "llama-server"]), default="auto",
+              help="llama-cpp-python's server, or llama.cpp's own llama-server (`make setup-local` builds it); "
+                   "auto as in `rerun`.")
 @click.option("--slots", type=click.IntRange(min=1), default=1, metavar="S",
               help="--engine llama-server: sequences in flight at once.")
-@click.option("--speculative", type=click.Choice(["off", "ngram-simple"]), default="off",
-              help="--engine llama-server: speculative decoding from the request's own prompt and reply.")
+@click.option("--speculative", type=click.Choice(["auto", "off", "ngram-simple"]), default="auto",
+              help="--engine llama-server: speculative decoding from the request's own prompt and reply; auto as in "
+                   "`rerun`.")
 @click.option("--prefix-reuse", "prefix_reuse", type=click.IntRange(min=0), default=0, metavar="A",
               help="--engine llama-cpp-python: reuse a cached prompt prefix up to a multiple of A tokens.")
 def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: str, prefix_reuse: int) -> None:
@@ -41,8 +43,10 @@ def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: st
 
     The engine and its modes are ``rerun``'s (the same options)."""
     from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
-    from sotacheck.reruns.model.native_server import NativeMode
+    from sotacheck.reruns.model.native_server import NativeMode, resolve
 
+    engine, speculative, chosen = resolve(engine, speculative, slots, embedded=True, prefix_reuse=prefix_reuse)
+    click.echo(chosen, err=True)
     if engine == "llama-cpp-python" and (slots, speculative) != (1, "off"):
         raise UsageError("--slots and --speculative need --engine llama-server")
     if engine == "llama-server" and prefix_reuse:

@@ -78,9 +78,29 @@ def test_the_spec_names_the_native_mode() -> None:
     assert spec.model_dump()["speculative"] == "ngram-simple"  # so run.json records the mode
 
 
+def test_auto_is_llama_server_with_drafting_where_it_is_built(tmp_path, monkeypatch) -> None:
+    resolve = native_server.resolve
+    monkeypatch.setenv("SOTACHECK_LLAMA_SERVER", str(_fake_binary(tmp_path)))
+    assert resolve("auto", "auto", 1, embedded=True, prefix_reuse=0)[:2] == ("llama-server", "ngram-simple")
+    assert resolve("auto", "off", 1, embedded=True, prefix_reuse=0)[:2] == ("llama-server", "off")
+    assert resolve("auto", "auto", 1, embedded=True, prefix_reuse=64)[:2] == ("llama-cpp-python", "off")
+    assert resolve("llama-cpp-python", "auto", 1, embedded=True, prefix_reuse=0)[:2] == ("llama-cpp-python", "off")
+    assert resolve("auto", "auto", 1, embedded=False, prefix_reuse=0) == ("llama-cpp-python", "off", "")
+    engine, speculative, said = resolve("auto", "auto", 1, embedded=True, prefix_reuse=0)
+    assert said == "the embedded model: llama-server, 1 slot, speculative decoding ngram-simple"
+    monkeypatch.setenv("SOTACHECK_LLAMA_SERVER", "")
+    monkeypatch.setattr(native_server, "binary", lambda: (_ for _ in ()).throw(SotacheckError("not built")))
+    engine, speculative, said = resolve("auto", "auto", 1, embedded=True, prefix_reuse=0)
+    assert (engine, speculative) == ("llama-cpp-python", "off") and "not built: make setup-local" in said
+    # asking for a llama-server setting picks llama-server, and a missing binary is then an error at start
+    assert resolve("auto", "ngram-simple", 1, embedded=True, prefix_reuse=0)[0] == "llama-server"
+    assert resolve("auto", "auto", 4, embedded=True, prefix_reuse=0)[:2] == ("llama-server", "ngram-simple")
+
+
 def test_the_cli_refuses_slots_without_the_native_engine(tmp_path) -> None:
     done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--slots", "2",
-                           "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+                           "--engine", "llama-cpp-python", "--out", str(tmp_path / "r")], capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 2
     assert "--slots 2: only --engine llama-server has it" in done.stderr
     assert not (tmp_path / "r").exists()

@@ -65,12 +65,13 @@ def test_reuse_gives_the_replies_of_fresh_evaluation() -> None:
 
 def test_a_run_asks_for_reuse_by_name_and_records_it_in_the_endpoint_identity(tmp_path) -> None:
     """``--prefix-reuse 64``: the embedded server starts in that mode (its log says so) and the run's endpoint
-    identity, part of every call's cache key, ends in ``aligned-prefix-reuse-64``; without it, ``fresh``."""
+    identity, part of every call's cache key, ends in ``aligned-prefix-reuse-64``; without it (and with
+    llama-cpp-python's server named, as ``auto`` may choose llama-server), ``fresh``."""
     import json
     import subprocess
 
     identities, logs = {}, {}
-    for mode, extra in (("reuse", ["--prefix-reuse", "64"]), ("fresh", [])):
+    for mode, extra in (("reuse", ["--prefix-reuse", "64"]), ("fresh", ["--engine", "llama-cpp-python"])):
         out = tmp_path / mode
         done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines",
                                "direct", "--model", "local", "--limit", "1", "--max-tokens", "8", *extra, "--out",
