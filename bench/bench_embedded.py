@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 import threading
 import time
@@ -44,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_prefix_reuse import stored_calls
 
 from sotacheck.reruns.model import native_server
-from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf, free_port
+from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
 
 THREADS = 2
 PERF = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens.*?\n.*?eval time =\s*([\d.]+) ms /\s*(\d+) runs",
@@ -52,46 +51,27 @@ PERF = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens.*?\n.*?eva
 
 
 class Served:
-    """One mode's server for a ``with`` block: its base URL, its sequences in flight, its log."""
+    """One mode's server (``reruns.model.local.LocalServer``, either engine) for a ``with`` block: its base URL,
+    its sequences in flight, its log."""
 
     def __init__(self, mode: str, log: Path) -> None:
-        self.mode, self.log = mode, log
+        self.mode = mode
         mode = mode.removesuffix("@reversed")
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.local: LocalServer | None = None
+        reuse, native = 0, None
         if mode.startswith("python-"):
             reuse = 0 if mode == "python-fresh" else int(mode.rsplit("-", 1)[1])
-            self.local = LocalServer(assemble_gguf(), threads=THREADS, log_file=log, prefix_reuse=reuse)
-            self.slots = 1
         else:
             _, slots, spec = mode.split("-", 2)
-            self.native = native_server.NativeMode(slots=int(slots), speculative=spec)
-            self.slots = self.native.slots
+            native = native_server.NativeMode(slots=int(slots), speculative=spec)
+        self.slots = native.slots if native else 1
+        self.server = LocalServer(assemble_gguf(), threads=THREADS, log_file=log, prefix_reuse=reuse, native=native)
 
     def __enter__(self) -> Served:
-        if self.local is not None:
-            self.local.start()
-            self.url = self.local.base_url
-            return self
-        port = free_port()
-        cmd = native_server.command(assemble_gguf(), port, THREADS, 4096, LOCAL_MODEL_ID, self.native)
-        self.proc = subprocess.Popen(cmd, stdout=self.log.open("wb"), stderr=subprocess.STDOUT)
-        self.url = f"http://127.0.0.1:{port}/v1"
-        for _ in range(600):
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise SystemExit(f"{self.mode}: llama-server did not start; see {self.log}")
+        self.url = self.server.start().base_url
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.local is not None:
-            self.local.stop()
-        if self.proc is not None:
-            self.proc.terminate()
-            self.proc.wait()
+        self.server.stop()
 
 
 def _send(client: httpx.Client, url: str, request: dict[str, Any]) -> dict[str, Any]:
