@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sotacheck.core.errors import InputError, SotacheckError, describe_validation_error
 from sotacheck.reruns.model.base import SamplingParams
-from sotacheck.reruns.model.native_server import NativeMode
+from sotacheck.reruns.model.native_server import NativeMode, misfit
 from sotacheck.reruns.model.registry import EMBEDDED_SCHEMES, scheme_of
 from sotacheck.reruns.pipelines import Arm, get_pipeline
 
@@ -79,16 +79,10 @@ class RunSpec(BaseModel):
 
     @model_validator(mode="after")
     def _engine_settings_fit(self) -> RunSpec:
-        if self.engine != "llama-cpp-python" and scheme_of(self.model) not in EMBEDDED_SCHEMES:
-            raise InputError(f"--engine {self.engine}: only the embedded model (local, gguf:PATH) is served here; "
-                             f"--model {self.model!r} is served elsewhere")
-        if self.engine != "llama-server":
-            for name, value, default in (("--slots", self.slots, 1), ("--speculative", self.speculative, "off")):
-                if value != default:
-                    raise InputError(f"{name} {value}: only --engine llama-server has it")
-        elif self.prefix_reuse:
-            raise InputError(f"--prefix-reuse {self.prefix_reuse}: only --engine llama-cpp-python reuses prompt "
-                             "prefixes exactly; llama-server evaluates every prompt afresh")
+        wrong = misfit(self.engine, self.slots, self.speculative, self.prefix_reuse,
+                       embedded=scheme_of(self.model) in EMBEDDED_SCHEMES, model=self.model)
+        if wrong:
+            raise InputError(wrong)
         return self
 
     @property

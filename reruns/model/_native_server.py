@@ -11,7 +11,8 @@ import signal
 import subprocess
 import sys
 import threading
-import time
+
+from sotacheck.reruns.model.parent_watch import exit_with_parent
 
 
 def main(argv: list[str]) -> int:
@@ -23,12 +24,7 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, stop)
 
-    def watch() -> None:
-        while os.getppid() == parent and child.poll() is None:
-            time.sleep(1.0)
-        child.kill()
-
-    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+    threading.Thread(target=exit_with_parent, args=(parent, 1.0, child.kill), daemon=True, name="parent-watch").start()
     return child.wait()
 
 

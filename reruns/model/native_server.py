@@ -72,6 +72,22 @@ def binary() -> Path:
     return Path(found)
 
 
+def misfit(engine: str, slots: int, speculative: str, prefix_reuse: int, *, embedded: bool, model: str) -> str | None:
+    """What is wrong with these engine settings, in one line naming the option, or None: the one check behind
+    a run spec and ``sotacheck serve``."""
+    if engine != "llama-cpp-python" and not embedded:
+        return (f"--engine {engine}: only the embedded model (local, gguf:PATH) is served here; --model {model!r} "
+                "is served elsewhere")
+    if engine != "llama-server":
+        for name, value, default in (("--slots", slots, 1), ("--speculative", speculative, "off")):
+            if value != default:
+                return f"{name} {value}: only --engine llama-server has it"
+    elif prefix_reuse:
+        return (f"--prefix-reuse {prefix_reuse}: only --engine llama-cpp-python reuses prompt prefixes exactly; "
+                "llama-server evaluates every prompt afresh")
+    return None
+
+
 def resolve(engine: str, speculative: str, slots: int, *, embedded: bool, prefix_reuse: int) -> tuple[str, str, str]:
     """The engine and speculative decoding a command line's ``auto`` stands for, and a line saying what was chosen.
 

@@ -43,14 +43,13 @@ def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: st
 
     The engine and its modes are ``rerun``'s (the same options)."""
     from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
-    from sotacheck.reruns.model.native_server import NativeMode, resolve
+    from sotacheck.reruns.model.native_server import NativeMode, misfit, resolve
 
     engine, speculative, chosen = resolve(engine, speculative, slots, embedded=True, prefix_reuse=prefix_reuse)
+    wrong = misfit(engine, slots, speculative, prefix_reuse, embedded=True, model="local")
+    if wrong:
+        raise UsageError(wrong)
     click.echo(chosen, err=True)
-    if engine == "llama-cpp-python" and (slots, speculative) != (1, "off"):
-        raise UsageError("--slots and --speculative need --engine llama-server")
-    if engine == "llama-server" and prefix_reuse:
-        raise UsageError("--prefix-reuse needs --engine llama-cpp-python")
     native = NativeMode(slots, speculative) if engine == "llama-server" else None
     path = gguf or assemble_gguf()
     server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem,
