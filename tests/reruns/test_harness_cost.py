@@ -159,7 +159,9 @@ def test_a_record_written_later_that_fails_is_raised_not_lost(tmp_path: Path) ->
 def test_offloaded_work_runs_on_the_pools_own_threads() -> None:
     from sotacheck.reruns.sandbox.offload import Offloader
 
-    offloader = Offloader(2, "sandbox-offload")
+    # A name of the test's own: other pools (a module's fixture, Ray's per-worker pools in local mode) may hold
+    # threads named after the pool's offloader while this test runs.
+    offloader = Offloader(2, "offload-under-test")
 
     def fail() -> None:
         raise ValueError("from a thread")
@@ -171,6 +173,6 @@ def test_offloaded_work_runs_on_the_pools_own_threads() -> None:
         return list(names)
 
     names = asyncio.run(main())
-    assert set(names) <= {"sandbox-offload-0", "sandbox-offload-1"}
+    assert set(names) <= {"offload-under-test-0", "offload-under-test-1"}
     offloader.close()
-    assert not any(t.name.startswith("sandbox-offload") for t in threading.enumerate())
+    assert not any(t.name.startswith("offload-under-test") for t in threading.enumerate())
