@@ -50,10 +50,15 @@ FORCE:
 
 # llama.cpp's own llama-server (the embedded model's `--engine llama-server`, reruns/model/native_server.py), from
 # the very source llama-cpp-python $(LLAMA_VERSION) vendors and with the wheel's compiler options, so both engines
-# run the same arithmetic; about 10 minutes on 2 cores, kept in a cache keyed by version and options.
+# run the same arithmetic; about 10 minutes on 2 cores, kept in a cache keyed by version, options and patches.
+# scripts/native/*.patch are applied to that source first: aligned-prefix-reuse.patch makes the server reuse
+# only a cached prefix that ends on a micro-batch boundary when SOTACHECK_ALIGNED_REUSE is set (see
+# docs/embedded-model.md); without it the binary behaves as llama.cpp's own.
 NATIVE_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
 	-DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release
-NATIVE_SERVER := $(HOME)/.cache/sotacheck/llama-server-$(LLAMA_VERSION)-$(shell echo '$(NATIVE_CMAKE_ARGS)' | sha256sum | cut -c1-12)/llama-server
+NATIVE_PATCHES := $(sort $(wildcard scripts/native/*.patch))
+NATIVE_KEY := $(shell (echo '$(NATIVE_CMAKE_ARGS)'; cat $(NATIVE_PATCHES)) | sha256sum | cut -c1-12)
+NATIVE_SERVER := $(HOME)/.cache/sotacheck/llama-server-$(LLAMA_VERSION)-$(NATIVE_KEY)/llama-server
 
 setup-native: $(NATIVE_SERVER)
 
@@ -63,6 +68,8 @@ $(NATIVE_SERVER): | setup-core
 	rm -rf $(@D).build && mkdir -p $(@D).build
 	$(PIP) download -q --no-deps --no-binary :all: -d $(@D).build 'llama-cpp-python==$(LLAMA_VERSION)'
 	tar xzf $(@D).build/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C $(@D).build
+	for p in $(abspath $(NATIVE_PATCHES)); do \
+		patch -s -p1 -d $(@D).build/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp <$$p || exit 1; done
 	PATH="$(abspath $(VENV))/bin:$$PATH" cmake -S $(@D).build/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp \
 		-B $(@D).build/out $(NATIVE_CMAKE_ARGS) >$(@D).build/cmake.log
 	PATH="$(abspath $(VENV))/bin:$$PATH" cmake --build $(@D).build/out -j $$(nproc) --target llama-server >$(@D).build/build.log

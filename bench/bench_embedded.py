@@ -10,6 +10,9 @@ sequences in flight (one for llama-cpp-python's server, which answers one reques
 - ``python-reuse-A``: the same with aligned prefix reuse (``reruns/model/_llama_server.py``);
 - ``native-S-SPEC``: llama.cpp's ``llama-server`` (``reruns/model/native_server.py``) with S slots and
   speculative decoding SPEC (``off`` or ``ngram-simple``);
+- ``native-S-SPEC-reuse512``: the same with prefix reuse aligned to the 512-token micro-batch (the patched
+  server, ``scripts/native/aligned-prefix-reuse.patch``), after its start-up probe; its replies are compared
+  with ``native-S-SPEC``'s byte for byte;
 - ``MODE@reversed``: MODE again with the cells started shortest first, another interleaving of the same requests,
   whose replies are compared with MODE's byte for byte.
 
@@ -46,6 +49,7 @@ from sotacheck.reruns.model import native_server
 from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
 
 THREADS = 2
+NATIVE_MODE = re.compile(r"native-(?P<slots>\d+)-(?P<spec>off|ngram-simple)(?:-reuse(?P<reuse>\d+))?")
 PERF = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens.*?\n.*?eval time =\s*([\d.]+) ms /\s*(\d+) runs",
                   re.S)
 
@@ -61,8 +65,11 @@ class Served:
         if mode.startswith("python-"):
             reuse = 0 if mode == "python-fresh" else int(mode.rsplit("-", 1)[1])
         else:
-            _, slots, spec = mode.split("-", 2)
-            native = native_server.NativeMode(slots=int(slots), speculative=spec)
+            parsed = NATIVE_MODE.fullmatch(mode)
+            if parsed is None:
+                raise SystemExit(f"--modes: {mode!r} is not python-fresh, python-reuse-A or native-S-SPEC[-reuseA]")
+            native = native_server.NativeMode(slots=int(parsed["slots"]), speculative=parsed["spec"],
+                                              prefix_reuse=int(parsed["reuse"] or 0))
         self.slots = native.slots if native else 1
         self.server = LocalServer(assemble_gguf(), threads=THREADS, log_file=log, prefix_reuse=reuse, native=native)
 
@@ -106,8 +113,12 @@ def run_mode(mode: str, calls: list[dict[str, Any]], out: Path) -> None:
         with ThreadPoolExecutor(len(cells)) as pool:
             list(pool.map(cell, sorted(cells.values(), key=len, reverse=not mode.endswith("@reversed"))))
         wall = time.perf_counter() - started
+    probe = served.server.probe_result
     with (out / f"{mode}.jsonl").open("w") as fh:
-        fh.write(json.dumps({"mode": mode, "wall_s": wall, "slots": served.slots}) + "\n")
+        fh.write(json.dumps({"mode": mode, "wall_s": wall, "slots": served.slots,
+                             "served": served.server.native.identity if served.server.native else mode,
+                             "probe": None if probe is None else {"exact": probe.exact, "detail": probe.detail}})
+                 + "\n")
         for row in results:
             fh.write(json.dumps(row) + "\n")
 
@@ -136,8 +147,10 @@ def token_rates(mode: str, rows: dict[str, dict[str, Any]], out: Path) -> tuple[
     prompt = sum(x["prompt_n"] for x in t) / p_ms * 1000
     reply = sum(x["predicted_n"] for x in t) / e_ms * 1000
     drafted, accepted = sum(x.get("draft_n", 0) for x in t), sum(x.get("draft_n_accepted", 0) for x in t)
+    cached, evaluated = sum(x.get("cache_n", 0) for x in t), sum(x["prompt_n"] for x in t)
+    reused = f"; {cached}/{cached + evaluated} prompt tokens reused" if cached else ""
     return (prompt, reply, f"{accepted}/{drafted} ({accepted / drafted:.0%})" if drafted else "-",
-            f"{p_ms / 1000:.0f} s / {e_ms / 1000:.0f} s")
+            f"{p_ms / 1000:.0f} s / {e_ms / 1000:.0f} s{reused}")
 
 
 def summary(modes: list[str], calls: list[dict[str, Any]], out: Path) -> None:
@@ -146,7 +159,7 @@ def summary(modes: list[str], calls: list[dict[str, Any]], out: Path) -> None:
     base = load(out, "python-fresh")
     print("| mode | wall (88 calls) | vs python-fresh | prompt tok/s | reply tok/s | reply tokens / wall s "
           "| server on prompts / replies | drafts accepted | replies = stored "
-          "| replies = native-1-off (MODE@reversed: = MODE) |")
+          "| replies = native-1-off (MODE@reversed: = MODE; MODE-reuseA: = MODE) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for mode in modes:
         got = load(out, mode)
@@ -155,13 +168,19 @@ def summary(modes: list[str], calls: list[dict[str, Any]], out: Path) -> None:
         head, rows = got
         prompt, reply, accepted, split = token_rates(mode, rows, out)
         same = sum(rows[c]["text"] == stored[c] for c in rows)
-        twin = load(out, mode.removesuffix("@reversed")) if mode.endswith("@reversed") else reference
+        # the mode's twin: MODE for MODE@reversed, the mode without reuse for a reuse mode, else plain decoding
+        twin = (load(out, mode.removesuffix("@reversed")) if mode.endswith("@reversed")
+                else load(out, re.sub(r"-reuse\d+$", "", mode)) if re.search(r"-reuse\d+$", mode) else reference)
         same_ref = f"{sum(rows[c]['text'] == twin[1][c]['text'] for c in rows)}/{len(rows)}" if twin else "-"
         speed = f"{base[0]['wall_s'] / head['wall_s']:.2f}x" if base else "-"
         replied = sum(row["usage"]["completion_tokens"] for row in rows.values()) / head["wall_s"]
         print(f"| {mode} | {head['wall_s']:.0f} s | {speed} | {prompt:.1f} | {reply:.1f} | {replied:.1f} | {split} "
               f"| {accepted} "
               f"| {same}/{len(rows)} | {same_ref} |")
+    for mode in modes:
+        got = load(out, mode)
+        if got is not None and got[0].get("probe"):
+            print(f"- {mode}: served as {got[0]['served']}; start-up probe: {got[0]['probe']['detail']}")
 
 
 def main() -> None:

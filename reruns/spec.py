@@ -45,7 +45,8 @@ class RunSpec(BaseModel):
     test_timeout_s: float = Field(default=5.0, gt=0)
     # The embedded model (``local``, ``gguf:PATH``) only: 0 evaluates every prompt from an empty cache; A > 0
     # reuses a cached prompt prefix up to a multiple of A tokens, which gave the same replies byte for byte
-    # wherever it was compared (bench/RESULTS.md, "Prefix reuse"). Part of the endpoint's identity.
+    # wherever it was compared (bench/RESULTS.md, "Prefix reuse"). Part of the endpoint's identity. On llama-server
+    # only the micro-batch (512) is an alignment, used where its start-up probe finds it exact.
     prefix_reuse: int = Field(default=0, ge=0)
     # The embedded model's engine: llama-cpp-python's server, or llama.cpp's llama-server with ``slots`` sequences
     # in flight and ``speculative`` drafting (reruns/model/native_server.py, docs/embedded-model.md). Named in the
@@ -88,7 +89,9 @@ class RunSpec(BaseModel):
     @property
     def native_mode(self) -> NativeMode | None:
         """The llama-server mode the spec asks for, or None for llama-cpp-python's server."""
-        return NativeMode(self.slots, self.speculative) if self.engine == "llama-server" else None
+        if self.engine != "llama-server":
+            return None
+        return NativeMode(self.slots, self.speculative, self.prefix_reuse)
 
     @model_validator(mode="after")
     def _hub_id_has_a_source(self) -> RunSpec:

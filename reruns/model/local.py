@@ -30,6 +30,7 @@ from sotacheck.core.errors import InputError, SotacheckError, UsageError
 from sotacheck.reruns.model import native_server
 from sotacheck.reruns.model.native_server import NativeMode
 from sotacheck.reruns.model.openai_compat import OpenAICompatibleModel
+from sotacheck.reruns.model.reuse_probe import ProbeResult, probe
 
 if TYPE_CHECKING:
     from sotacheck.reruns.model.registry import ModelTarget
@@ -136,9 +137,11 @@ class LocalServer:
         if prefix_reuse < 0:
             raise ValueError(f"`prefix_reuse` must be 0 (off) or a positive alignment, got {prefix_reuse}")
         if prefix_reuse and native is not None:
-            raise ValueError("`prefix_reuse` is llama-cpp-python's server's; the native server evaluates every prompt afresh")
+            raise ValueError("`prefix_reuse` is llama-cpp-python's server's; the native server's is its mode's")
         self.prefix_reuse = prefix_reuse
+        # the mode asked for; after start, the mode served (aligned reuse dropped where the probe found it inexact)
         self.native = native
+        self.probe_result: ProbeResult | None = None
         self._proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -155,9 +158,42 @@ class LocalServer:
                 "--model_alias", self.model_alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx",
                 str(self.n_ctx), "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
 
+    def environment(self) -> dict[str, str]:
+        """The server's environment: this process's, with the switches of the prefix reuse asked for."""
+        return {**os.environ, "SOTACHECK_PREFIX_REUSE": str(self.prefix_reuse),
+                **(self.native.env() if self.native is not None else {})}
+
     def start(self) -> LocalServer:
+        """Start the server and wait until it answers; with llama-server's aligned reuse asked for, probe it
+        (``reuse_probe``) and, where it is not exact, restart the server evaluating every prompt afresh,
+        saying so on stderr and in the server log. ``self.native`` is then the mode served."""
+        self._start()
+        if self.native is not None and self.native.prefix_reuse:
+            try:
+                self.probe_result = probe(self.base_url.removesuffix("/v1"), native_server.UBATCH)
+            except (httpx.HTTPError, KeyError, ValueError) as exc:
+                self.probe_result = ProbeResult(False, f"the probe failed: {exc}")
+            except BaseException:
+                self.stop()
+                raise
+            self._note(f"aligned prefix reuse probe: {'exact' if self.probe_result.exact else 'NOT exact'}: "
+                       f"{self.probe_result.detail}")
+            if not self.probe_result.exact:
+                print(f"the embedded model: aligned prefix reuse is not exact here ({self.probe_result.detail}); "
+                      "every prompt is evaluated afresh", file=sys.stderr)
+                self.stop()
+                self.native = self.native.fresh()
+                self._start()
+        return self
+
+    def _note(self, line: str) -> None:
+        if self.log_file is not None:
+            with open(self.log_file, "a", encoding="utf-8") as log:
+                log.write(f"sotacheck: {line}\n")
+
+    def _start(self) -> None:
         if self._proc is not None and self._proc.poll() is None:
-            return self  # already running (``with server.start():`` must not start, and leak, a second one)
+            return  # already running (``with server.start():`` must not start, and leak, a second one)
         if self.native is not None:
             native_server.binary()  # a missing binary is a one-line error before anything starts
         elif importlib.util.find_spec("llama_cpp") is None:
@@ -165,7 +201,7 @@ class LocalServer:
                                  "or `make setup`; it compiles from source in about 7 minutes)")
         log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
         self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                      env={**os.environ, "SOTACHECK_PREFIX_REUSE": str(self.prefix_reuse)})
+                                      env=self.environment())
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
@@ -173,7 +209,7 @@ class LocalServer:
                                      + (f"; see {self.log_file}" if self.log_file else ""))
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=1.0).status_code == 200:
-                    return self
+                    return
             except httpx.HTTPError:
                 pass
             time.sleep(0.25)
@@ -226,11 +262,13 @@ async def _served(gguf: Path, digest: str, alias: str, target: ModelTarget) -> A
         # llama-cpp-python's server answers one request at a time, llama-server one for each slot: the rest
         # wait here, not in its queue, so a reply that runs to the context's end never makes the request
         # queued behind it time out
-        engine = "llama-cpp-python" if target.native is None else "llama.cpp"
+        # (the mode the server serves: aligned reuse is dropped where its start-up probe found it inexact)
+        served = server.native
+        engine = "llama-cpp-python" if served is None else "llama.cpp"
         model = OpenAICompatibleModel(server.base_url, alias, retry=target.retry,
-                                      max_in_flight=1 if target.native is None else target.native.slots,
+                                      max_in_flight=1 if served is None else served.slots,
                                       endpoint_identity=f"{engine}:gguf-sha256:{digest}:"
-                                                        f"{server_mode(target.prefix_reuse, target.native)}")
+                                                        f"{server_mode(target.prefix_reuse, served)}")
         try:
             yield model
         finally:

@@ -13,21 +13,37 @@ flight (llamafile's tinyBLAS takes products of two or more rows, ggml's dot prod
 summation order; the repacked weights take a tiled kernel for batches; measured in docs/embedded-model.md).
 Each mode is named in the endpoint identity, so the cache key: replies served in one mode never answer another
 mode's request.
+
+Prefix reuse (``prefix_reuse=512``): the binary ``make setup-local`` builds carries
+``scripts/native/aligned-prefix-reuse.patch``, under which the server, when ``SOTACHECK_ALIGNED_REUSE`` is set,
+reuses a cached prompt prefix only up to a multiple of its 512-token micro-batch, so the rest of the prompt is
+evaluated in the same micro-batches as from an empty cache. Whether that gives the same logits on this build and
+CPU is checked when the server starts (``reuse_probe``), and the server falls back to fresh evaluation when it
+does not.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sotacheck.core.errors import SotacheckError
 
 SPECULATIVE_KINDS = ("off", "ngram-simple")
-# What every mode shares: llama-cpp-python's server's batch sizes and attention, no prompt cache (the server's
-# own prefix reuse is not aligned, so it changes logits), one KV stream for each slot, no web UI.
-SHARED_FLAGS = ("-b", "512", "-ub", "512", "-fa", "off", "--no-cache-prompt", "--no-kv-unified", "--no-webui")
+# The micro-batch: prompts are evaluated in runs of this many tokens, as llama-cpp-python's server does; the
+# only alignment at which a reused prefix leaves the rest of the prompt in a fresh evaluation's micro-batches.
+UBATCH = 512
+# What every mode shares: llama-cpp-python's server's batch sizes and attention, one KV stream for each slot, no
+# web UI.
+SHARED_FLAGS = ("-b", str(UBATCH), "-ub", str(UBATCH), "-fa", "off", "--no-kv-unified", "--no-webui")
+# Fresh evaluation: no prompt cache at all (the stock server's reuse is not aligned, so it changes logits).
+FRESH_FLAGS = ("--no-cache-prompt", "--cache-ram", "0")
+# Aligned reuse: the slot's cache and up to 2 GiB of saved prompts (a cell's earlier calls while other cells'
+# requests held the slot); the patched server aligns what it reuses when this variable is set.
+REUSE_FLAGS = ("--cache-ram", "2048")
+REUSE_ENV = "SOTACHECK_ALIGNED_REUSE"
 
 
 @dataclass(frozen=True)
@@ -37,21 +53,35 @@ class NativeMode:
 
     slots: int = 1
     speculative: str = "off"
+    # 0: every prompt evaluated from an empty cache; UBATCH: a cached prefix reused up to a multiple of it
+    prefix_reuse: int = 0
 
     def __post_init__(self) -> None:
         if self.slots < 1:
             raise ValueError(f"`slots` must be at least 1, got {self.slots}")
         if self.speculative not in SPECULATIVE_KINDS:
             raise ValueError(f"`speculative` must be one of {', '.join(SPECULATIVE_KINDS)}, got {self.speculative!r}")
+        if self.prefix_reuse not in (0, UBATCH):
+            raise ValueError(f"`prefix_reuse` must be 0 (off) or {UBATCH} (the micro-batch), got {self.prefix_reuse}")
 
     @property
     def identity(self) -> str:
         """The mode as the endpoint identity names it."""
-        return f"llama-server:slots-{self.slots}:spec-{self.speculative}"
+        reuse = f":aligned-prefix-reuse-{self.prefix_reuse}" if self.prefix_reuse else ""
+        return f"llama-server:slots-{self.slots}:spec-{self.speculative}{reuse}"
 
     def flags(self) -> list[str]:
         spec = [] if self.speculative == "off" else ["--spec-type", self.speculative]
-        return ["-np", str(self.slots), *SHARED_FLAGS, *spec]
+        cache = REUSE_FLAGS if self.prefix_reuse else FRESH_FLAGS
+        return ["-np", str(self.slots), *SHARED_FLAGS, *cache, *spec]
+
+    def env(self) -> dict[str, str]:
+        """What the server's environment adds: the patched server's switch for aligned reuse."""
+        return {REUSE_ENV: str(self.prefix_reuse)} if self.prefix_reuse else {}
+
+    def fresh(self) -> NativeMode:
+        """The same mode with every prompt evaluated afresh (the fallback when aligned reuse is not exact here)."""
+        return replace(self, prefix_reuse=0)
 
 
 def binary() -> Path:
@@ -62,7 +92,9 @@ def binary() -> Path:
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise SotacheckError(f"$SOTACHECK_LLAMA_SERVER={explicit}: not an executable file")
         return path
-    built = sorted((Path.home() / ".cache" / "sotacheck").glob("llama-server-*/llama-server"))
+    # the newest build: another recipe's (older options or patches) may still lie beside it
+    built = sorted((Path.home() / ".cache" / "sotacheck").glob("llama-server-*/llama-server"),
+                   key=lambda path: path.stat().st_mtime)
     if built:
         return built[-1]
     found = shutil.which("llama-server")
@@ -82,27 +114,41 @@ def misfit(engine: str, slots: int, speculative: str, prefix_reuse: int, *, embe
         for name, value, default in (("--slots", slots, 1), ("--speculative", speculative, "off")):
             if value != default:
                 return f"{name} {value}: only --engine llama-server has it"
-    elif prefix_reuse:
-        return (f"--prefix-reuse {prefix_reuse}: only --engine llama-cpp-python reuses prompt prefixes exactly; "
-                "llama-server evaluates every prompt afresh")
+    elif prefix_reuse not in (0, UBATCH):
+        return (f"--prefix-reuse {prefix_reuse}: llama-server reuses a prefix aligned to its {UBATCH}-token "
+                f"micro-batch only (--prefix-reuse {UBATCH}, or off)")
     return None
 
 
-def resolve(engine: str, speculative: str, slots: int, *, embedded: bool, prefix_reuse: int) -> tuple[str, str, str]:
-    """The engine and speculative decoding a command line's ``auto`` stands for, and a line saying what was chosen.
+@dataclass(frozen=True)
+class EngineChoice:
+    """What a command line's ``auto`` settings stand for, and the line that says so (empty for remote models)."""
+
+    engine: str
+    speculative: str
+    prefix_reuse: int
+    line: str
+
+
+def resolve(engine: str, speculative: str, slots: int, prefix_reuse: int | None, *, embedded: bool) -> EngineChoice:
+    """The engine, speculative decoding and prefix reuse a command line's ``auto`` (``prefix_reuse=None``)
+    stands for.
 
     ``auto`` is the fastest mode whose replies are a function of their request alone (docs/embedded-model.md):
-    ``llama-server`` with one slot and ``ngram-simple`` drafting when the binary is built and nothing asks for
-    llama-cpp-python's own settings (``prefix_reuse``), else llama-cpp-python's server. Models served elsewhere
-    keep ``llama-cpp-python`` (the spec's neutral default) and ``off``. The choice is written into the spec, so a
-    resumed run keeps it, and the endpoint identity names it."""
+    ``llama-server`` with one slot, ``ngram-simple`` drafting and prefix reuse aligned to the micro-batch (used
+    only where the start-up probe finds it exact) when the binary is built and nothing asks for
+    llama-cpp-python's own settings (a prefix reuse at another alignment), else llama-cpp-python's server with
+    every prompt evaluated afresh. Models served elsewhere keep ``llama-cpp-python`` (the spec's neutral
+    default), ``off`` and no reuse. The choice is written into the spec, so a resumed run keeps it, and the
+    endpoint identity names it."""
     if not embedded:
-        return (("llama-cpp-python" if engine == "auto" else engine), ("off" if speculative == "auto" else speculative),
-                "")
+        return EngineChoice("llama-cpp-python" if engine == "auto" else engine,
+                            "off" if speculative == "auto" else speculative, prefix_reuse or 0, "")
+    missing = ""
     if engine == "auto":
-        if prefix_reuse:
+        if prefix_reuse not in (None, 0, UBATCH):
             engine = "llama-cpp-python"
-        elif slots > 1 or speculative == "ngram-simple":
+        elif slots > 1 or speculative == "ngram-simple" or prefix_reuse == UBATCH:
             engine = "llama-server"
         else:
             try:
@@ -110,14 +156,17 @@ def resolve(engine: str, speculative: str, slots: int, *, embedded: bool, prefix
                 engine = "llama-server"
             except SotacheckError:
                 engine = "llama-cpp-python"
-                if speculative == "auto":
-                    return engine, "off", ("the embedded model: llama-cpp-python's server (llama.cpp's llama-server, "
-                                           "the faster engine, is not built: make setup-local)")
+                missing = " (llama.cpp's llama-server, the faster engine, is not built: make setup-local)"
+    native = engine == "llama-server"
     if speculative == "auto":
-        speculative = "ngram-simple" if engine == "llama-server" else "off"
+        speculative = "ngram-simple" if native else "off"
+    if prefix_reuse is None:
+        prefix_reuse = UBATCH if native else 0
+    reuse = (f", prefix reuse aligned to {prefix_reuse} tokens" + (" where exact here (checked at start)" if native
+                                                                   else "")) if prefix_reuse else ""
     mode = (f"llama-server, {slots} slot{'s' if slots > 1 else ''}, speculative decoding {speculative}"
-            if engine == "llama-server" else "llama-cpp-python's server")
-    return engine, speculative, f"the embedded model: {mode}"
+            if native else "llama-cpp-python's server")
+    return EngineChoice(engine, speculative, prefix_reuse, f"the embedded model: {mode}{reuse}{missing}")
 
 
 def command(gguf: Path, port: int, threads: int, n_ctx: int, alias: str, mode: NativeMode) -> list[str]:

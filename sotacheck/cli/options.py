@@ -34,6 +34,30 @@ reuse_option = click.option("--reuse", type=PATH, multiple=True,
                                  "the model; repeatable.")
 
 
+class PrefixReuse(click.ParamType):
+    """``--prefix-reuse``: ``auto`` (None: the engine's default), ``off`` (0), or an alignment in tokens."""
+
+    name = "prefix-reuse"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | None:
+        if value is None or isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text == "auto":
+            return None
+        if text == "off":
+            return 0
+        if not text.isdigit():
+            self.fail(f"{value!r}: expected auto, off, or an alignment in tokens (a whole number)", param, ctx)
+        return int(text)
+
+
+def prefix_reuse_option(help_text: str) -> Callable[[F], F]:
+    """``--prefix-reuse A|off|auto``, shared by ``rerun``, ``sweep`` and ``serve``."""
+    return click.option("--prefix-reuse", "prefix_reuse", type=PrefixReuse(), default="auto", metavar="A|off|auto",
+                        help=help_text)
+
+
 def json_default(value: object) -> object:
     """``json.dumps`` fallback for numpy scalars in result objects."""
     import numpy as np

@@ -15,6 +15,7 @@ from sotacheck.cli.options import (
     data_dir_option,
     executor_option,
     hub_id_option,
+    prefix_reuse_option,
     ray_address_option,
     reuse_option,
 )
@@ -35,9 +36,11 @@ _MODEL_OPTIONS = (
                  help="Reply cap for every arm; 'none' for no cap (default: each method's paper default: no cap, "
                       "i.e. the model's own limit, the embedded model's 4096-token context)."),
     click.option("--concurrency", type=int, default=4, help="Model calls in flight at once."),
-    click.option("--prefix-reuse", "prefix_reuse", type=click.IntRange(min=0), default=0, metavar="A",
-                 help="The embedded model only: reuse a cached prompt prefix up to a multiple of A tokens (64 was "
-                      "exact on every call compared, bench/RESULTS.md); 0 evaluates every prompt afresh."),
+    prefix_reuse_option("The embedded model only: reuse a cached prompt prefix up to a multiple of A tokens; off "
+                        "evaluates every prompt afresh. llama-cpp-python's server takes any A (64 was exact on every "
+                        "call compared, bench/RESULTS.md), llama-server 512 only, used where a probe at its start "
+                        "finds it exact, else off (said in the server log and the endpoint identity). auto: 512 on "
+                        "llama-server, off on llama-cpp-python's server."),
     click.option("--engine", type=click.Choice(["auto", "llama-cpp-python", "llama-server"]), default="auto",
                  help="The embedded model only: the server that runs it: llama-cpp-python's, or llama.cpp's own "
                       "llama-server (built by `make setup-local`), which has --slots and --speculative. auto: "
@@ -83,19 +86,19 @@ def _max_tokens(text: str | None) -> int | str | None:
 
 def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | None, seed: int,
                  temperature: float | None, top_p: float | None, max_tokens: str | None, concurrency: int,
-                 prefix_reuse: int, data_dir: Path | None, hub_id: str | None, *, engine: str, slots: int,
+                 prefix_reuse: int | None, data_dir: Path | None, hub_id: str | None, *, engine: str, slots: int,
                  speculative: str, **more: Any) -> dict[str, Any]:
     from sotacheck.reruns.model.native_server import resolve
     from sotacheck.reruns.model.registry import EMBEDDED_SCHEMES, scheme_of
 
-    engine, speculative, chosen = resolve(engine, speculative, slots, embedded=scheme_of(model) in EMBEDDED_SCHEMES,
-                                          prefix_reuse=prefix_reuse)
-    if chosen:
-        click.echo(chosen, err=True)
+    choice = resolve(engine, speculative, slots, prefix_reuse, embedded=scheme_of(model) in EMBEDDED_SCHEMES)
+    if choice.line:
+        click.echo(choice.line, err=True)
     return {"model": model, "model_name": model_name, "repeats": repeats, "limit": limit, "seed": seed,
-            "engine": engine, "slots": slots, "speculative": speculative,
+            "engine": choice.engine, "slots": slots, "speculative": choice.speculative,
             "temperature": temperature, "top_p": top_p, "max_tokens": _max_tokens(max_tokens),
-            "concurrency": concurrency, "prefix_reuse": prefix_reuse, "data_dir": str(data_dir) if data_dir else None,
+            "concurrency": concurrency, "prefix_reuse": choice.prefix_reuse,
+            "data_dir": str(data_dir) if data_dir else None,
             "hub_id": hub_id, **more}
 
 
@@ -116,7 +119,7 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
 @reuse_option
 def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
-          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, engine: str, slots: int,
+          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int | None, engine: str, slots: int,
           speculative: str, request_timeout: float, max_tries: int, spec: Path | None, original_code: tuple[str, ...],
           data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
@@ -162,7 +165,7 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
 @reuse_option
 def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: tuple[str, ...], model: str,
           model_name: str | None, repeats: int, limit: int | None, seed: int, temperature: float | None,
-          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int, engine: str, slots: int,
+          top_p: float | None, max_tokens: str | None, concurrency: int, prefix_reuse: int | None, engine: str, slots: int,
           speculative: str, yes: bool,
           original_code: tuple[str, ...],
           data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None,

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH
+from sotacheck.cli.options import PATH, prefix_reuse_option
 from sotacheck.core.errors import InputError, UsageError
 
 
@@ -36,23 +36,28 @@ def leakage(run_dir: Path) -> None:
 @click.option("--speculative", type=click.Choice(["auto", "off", "ngram-simple"]), default="auto",
               help="--engine llama-server: speculative decoding from the request's own prompt and reply; auto as in "
                    "`rerun`.")
-@click.option("--prefix-reuse", "prefix_reuse", type=click.IntRange(min=0), default=0, metavar="A",
-              help="--engine llama-cpp-python: reuse a cached prompt prefix up to a multiple of A tokens.")
-def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: str, prefix_reuse: int) -> None:
+@prefix_reuse_option("Prefix reuse, as in `rerun`: A|off|auto.")
+def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: str, prefix_reuse: int | None) -> None:
     """Serve the embedded model (or a GGUF) on an OpenAI-compatible endpoint, in the foreground.
 
-    The engine and its modes are ``rerun``'s (the same options)."""
+    The engine and its modes are ``rerun``'s (the same options). llama-server's aligned prefix reuse is probed
+    first, on a server started for the probe alone, and dropped where it is not exact here."""
     from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
     from sotacheck.reruns.model.native_server import NativeMode, misfit, resolve
 
-    engine, speculative, chosen = resolve(engine, speculative, slots, embedded=True, prefix_reuse=prefix_reuse)
-    wrong = misfit(engine, slots, speculative, prefix_reuse, embedded=True, model="local")
+    choice = resolve(engine, speculative, slots, prefix_reuse, embedded=True)
+    wrong = misfit(choice.engine, slots, choice.speculative, choice.prefix_reuse, embedded=True, model="local")
     if wrong:
         raise UsageError(wrong)
-    click.echo(chosen, err=True)
-    native = NativeMode(slots, speculative) if engine == "llama-server" else None
+    click.echo(choice.line, err=True)
+    native = NativeMode(slots, choice.speculative, choice.prefix_reuse) if choice.engine == "llama-server" else None
     path = gguf or assemble_gguf()
     server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem,
-                         prefix_reuse=prefix_reuse, native=native)
+                         prefix_reuse=0 if native else choice.prefix_reuse, native=native)
+    if native is not None and native.prefix_reuse:
+        with server:  # the probe; where it fails, the server falls back to fresh evaluation and says so
+            pass
+        if server.probe_result is not None and server.probe_result.exact:
+            click.echo(f"aligned prefix reuse is exact here: {server.probe_result.detail}", err=True)
     command = server.command()
-    os.execve(command[0], command, {**os.environ, "SOTACHECK_PREFIX_REUSE": str(prefix_reuse)})
+    os.execve(command[0], command, server.environment())

@@ -31,10 +31,12 @@ def _fake_binary(tmp_path: Path) -> Path:
 
 
 def test_every_mode_has_its_own_identity() -> None:
-    modes = [NativeMode(1, "off"), NativeMode(1, "ngram-simple"), NativeMode(4, "off"), NativeMode(4, "ngram-simple")]
+    modes = [NativeMode(1, "off"), NativeMode(1, "ngram-simple"), NativeMode(4, "off"), NativeMode(4, "ngram-simple"),
+             NativeMode(1, "ngram-simple", 512)]
     names = {server_mode(0, mode) for mode in modes} | {server_mode(0), server_mode(64)}
-    assert len(names) == 6
+    assert len(names) == 7
     assert server_mode(0) == LOCAL_SERVER_MODE
+    assert NativeMode(1, "ngram-simple", 512).fresh() == NativeMode(1, "ngram-simple")
 
 
 def test_the_command_carries_the_settings_of_the_recorded_runs(tmp_path, monkeypatch) -> None:
@@ -46,6 +48,11 @@ def test_the_command_carries_the_settings_of_the_recorded_runs(tmp_path, monkeyp
                  "--spec-type ngram-simple", "-c 12288", "--port 8123", "-t 2"):
         assert flag in joined, flag
     assert "--spec-type" not in native_server.command(Path("m.gguf"), 1, 2, 4096, "a", NativeMode())
+    # aligned reuse: the prompt cache on (no --no-cache-prompt), saved prompts kept, the patch's switch set
+    reuse = NativeMode(1, "ngram-simple", 512)
+    joined = " ".join(native_server.command(Path("m.gguf"), 1, 2, 4096, "a", reuse))
+    assert "--no-cache-prompt" not in joined and "--cache-ram 2048" in joined and "-ub 512" in joined
+    assert reuse.env() == {"SOTACHECK_ALIGNED_REUSE": "512"} and NativeMode().env() == {}
 
 
 def test_bad_modes_and_a_missing_binary_are_one_line_errors(tmp_path, monkeypatch) -> None:
@@ -53,6 +60,8 @@ def test_bad_modes_and_a_missing_binary_are_one_line_errors(tmp_path, monkeypatc
         NativeMode(0)
     with pytest.raises(ValueError, match="`speculative` must be one of"):
         NativeMode(1, "eagle")
+    with pytest.raises(ValueError, match=r"`prefix_reuse` must be 0 \(off\) or 512"):
+        NativeMode(1, "off", 64)
     monkeypatch.setenv("SOTACHECK_LLAMA_SERVER", str(tmp_path / "nowhere"))
     with pytest.raises(SotacheckError, match=r"SOTACHECK_LLAMA_SERVER=.*not an executable file"):
         native_server.binary()
@@ -62,7 +71,8 @@ def test_bad_modes_and_a_missing_binary_are_one_line_errors(tmp_path, monkeypatc
     ({"engine": "llama-server", "model": "http://127.0.0.1:9/v1"}, "--engine llama-server: only the embedded model"),
     ({"slots": 2}, "--slots 2: only --engine llama-server has it"),
     ({"speculative": "ngram-simple"}, "--speculative ngram-simple: only --engine llama-server has it"),
-    ({"engine": "llama-server", "prefix_reuse": 64}, "--prefix-reuse 64: only --engine llama-cpp-python"),
+    ({"engine": "llama-server", "prefix_reuse": 64}, "--prefix-reuse 64: llama-server reuses a prefix aligned to "
+                                                     "its 512-token micro-batch only"),
 ])
 def test_a_spec_asks_for_engine_settings_only_where_they_apply(fields, message) -> None:
     base = {"dataset": "humaneval", "pipelines": [{"name": "direct"}], "model": "local"}
@@ -76,25 +86,35 @@ def test_the_spec_names_the_native_mode() -> None:
     spec = validate_spec({**base, "engine": "llama-server", "slots": 2, "speculative": "ngram-simple"}, "test")
     assert spec.native_mode == NativeMode(2, "ngram-simple")
     assert spec.model_dump()["speculative"] == "ngram-simple"  # so run.json records the mode
+    spec = validate_spec({**base, "engine": "llama-server", "speculative": "ngram-simple", "prefix_reuse": 512}, "t")
+    assert spec.native_mode == NativeMode(1, "ngram-simple", 512)
 
 
-def test_auto_is_llama_server_with_drafting_where_it_is_built(tmp_path, monkeypatch) -> None:
-    resolve = native_server.resolve
+def test_auto_is_llama_server_with_drafting_and_aligned_reuse_where_it_is_built(tmp_path, monkeypatch) -> None:
+    def resolve(engine: str, speculative: str, slots: int = 1, reuse: int | None = None,
+                embedded: bool = True) -> tuple[str, str, int]:
+        choice = native_server.resolve(engine, speculative, slots, reuse, embedded=embedded)
+        return choice.engine, choice.speculative, choice.prefix_reuse
+
     monkeypatch.setenv("SOTACHECK_LLAMA_SERVER", str(_fake_binary(tmp_path)))
-    assert resolve("auto", "auto", 1, embedded=True, prefix_reuse=0)[:2] == ("llama-server", "ngram-simple")
-    assert resolve("auto", "off", 1, embedded=True, prefix_reuse=0)[:2] == ("llama-server", "off")
-    assert resolve("auto", "auto", 1, embedded=True, prefix_reuse=64)[:2] == ("llama-cpp-python", "off")
-    assert resolve("llama-cpp-python", "auto", 1, embedded=True, prefix_reuse=0)[:2] == ("llama-cpp-python", "off")
-    assert resolve("auto", "auto", 1, embedded=False, prefix_reuse=0) == ("llama-cpp-python", "off", "")
-    engine, speculative, said = resolve("auto", "auto", 1, embedded=True, prefix_reuse=0)
-    assert said == "the embedded model: llama-server, 1 slot, speculative decoding ngram-simple"
+    assert resolve("auto", "auto") == ("llama-server", "ngram-simple", 512)
+    assert resolve("auto", "off", reuse=0) == ("llama-server", "off", 0)
+    assert resolve("auto", "auto", reuse=64) == ("llama-cpp-python", "off", 64)
+    assert resolve("llama-cpp-python", "auto") == ("llama-cpp-python", "off", 0)
+    assert resolve("auto", "auto", embedded=False) == ("llama-cpp-python", "off", 0)
+    assert native_server.resolve("auto", "auto", 1, None, embedded=False).line == ""
+    said = native_server.resolve("auto", "auto", 1, None, embedded=True).line
+    assert said == ("the embedded model: llama-server, 1 slot, speculative decoding ngram-simple, prefix reuse "
+                    "aligned to 512 tokens where exact here (checked at start)")
     monkeypatch.setenv("SOTACHECK_LLAMA_SERVER", "")
     monkeypatch.setattr(native_server, "binary", lambda: (_ for _ in ()).throw(SotacheckError("not built")))
-    engine, speculative, said = resolve("auto", "auto", 1, embedded=True, prefix_reuse=0)
-    assert (engine, speculative) == ("llama-cpp-python", "off") and "not built: make setup-local" in said
+    choice = native_server.resolve("auto", "auto", 1, None, embedded=True)
+    assert (choice.engine, choice.speculative, choice.prefix_reuse) == ("llama-cpp-python", "off", 0)
+    assert "not built: make setup-local" in choice.line
     # asking for a llama-server setting picks llama-server, and a missing binary is then an error at start
-    assert resolve("auto", "ngram-simple", 1, embedded=True, prefix_reuse=0)[0] == "llama-server"
-    assert resolve("auto", "auto", 4, embedded=True, prefix_reuse=0)[:2] == ("llama-server", "ngram-simple")
+    assert resolve("auto", "ngram-simple")[0] == "llama-server"
+    assert resolve("auto", "auto", reuse=512)[0] == "llama-server"
+    assert resolve("auto", "auto", slots=4) == ("llama-server", "ngram-simple", 512)
 
 
 def test_the_cli_refuses_slots_without_the_native_engine(tmp_path) -> None:
