@@ -23,8 +23,11 @@ replies identical byte for byte to the stored ones and to the replies of ``nativ
 sequence at a time). Each mode's replies go to ``OUT/MODE.jsonl``; a mode with all its calls there is not run
 again, so a stopped bench resumes at the mode it was in.
 
+``--throughput 1,2,4,8`` measures instead the aggregate throughput of the cells' first calls (10 independent
+requests) sent at once to ``llama-server`` with that many slots.
+
 Run: ``.venv/bin/python bench/bench_embedded.py [--modes native-1-off,native-4-ngram-simple,python-fresh]
-[--out DIR]``.
+[--throughput 1,2,4,8] [--out DIR]``.
 """
 
 from __future__ import annotations
@@ -183,16 +186,61 @@ def summary(modes: list[str], calls: list[dict[str, Any]], out: Path) -> None:
             print(f"- {mode}: served as {got[0]['served']}; start-up probe: {got[0]['probe']['detail']}")
 
 
+def throughput(slot_counts: list[int], calls: list[dict[str, Any]], out: Path) -> None:
+    """Aggregate throughput with several sequences in flight: the first call of every cell (independent requests),
+    all sent at once to ``llama-server`` with S slots and plain decoding, for each S; the replies compared with
+    one slot's (where several sequences share a batch, a reply can depend on its company)."""
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for call in calls:
+        first.setdefault((call["arm"], call["problem"]), call)
+    requests = list(first.values())
+    for slots in slot_counts:
+        path = out / f"throughput-{slots}.jsonl"
+        if path.is_file():
+            continue
+        native = native_server.NativeMode(slots=slots, speculative="off")
+        server = LocalServer(assemble_gguf(), threads=THREADS, log_file=out / f"throughput-{slots}.server.log",
+                             native=native)
+        with server, httpx.Client(timeout=3600) as client, ThreadPoolExecutor(len(requests)) as pool:
+            started = time.perf_counter()
+            url = server.base_url
+            replies = list(pool.map(lambda call, url=url: _send(client, url, call["request"]), requests))
+            wall = time.perf_counter() - started
+        with path.open("w") as fh:
+            fh.write(json.dumps({"slots": slots, "wall_s": wall}) + "\n")
+            for call, reply in zip(requests, replies, strict=True):
+                fh.write(json.dumps({"call_id": call["call_id"], **reply}) + "\n")
+    print(f"| sequences in flight | wall ({len(requests)} requests) | prompt tokens / wall s | reply tokens / wall s "
+          "| replies = one slot's |")
+    print("|---|---|---|---|---|")
+    one = load(out, "throughput-1")
+    for slots in slot_counts:
+        got = load(out, f"throughput-{slots}")
+        if got is None:
+            continue
+        head, rows = got
+        prompt = sum(row["usage"]["prompt_tokens"] for row in rows.values())
+        reply = sum(row["usage"]["completion_tokens"] for row in rows.values())
+        same = f"{sum(rows[c]['text'] == one[1][c]['text'] for c in rows)}/{len(rows)}" if one else "-"
+        print(f"| {slots} | {head['wall_s']:.0f} s | {prompt / head['wall_s']:.1f} | {reply / head['wall_s']:.1f} "
+              f"| {same} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--modes", default="python-fresh,native-1-ngram-simple,native-1-off,native-4-ngram-simple,"
                                            "native-1-ngram-simple@reversed,native-4-off,python-reuse-64")
     parser.add_argument("--problems", type=int, default=5)
     parser.add_argument("--out", type=Path, default=Path("artifacts/bench-embedded"))
+    parser.add_argument("--throughput", default=None, metavar="S,S,...",
+                        help="instead of the modes: aggregate throughput at these numbers of sequences in flight")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     modes = args.modes.split(",")
     calls = stored_calls(args.problems)
+    if args.throughput:
+        throughput([int(n) for n in args.throughput.split(",")], calls, args.out)
+        return
     for mode in modes:
         if load(args.out, mode) is None:
             print(f"{time.strftime('%H:%M:%S')} {mode}: {len(calls)} calls", flush=True)

@@ -44,8 +44,9 @@ _MODEL_OPTIONS = (
     click.option("--engine", type=click.Choice(["auto", "llama-cpp-python", "llama-server"]), default="auto",
                  help="The embedded model only: the server that runs it: llama-cpp-python's, or llama.cpp's own "
                       "llama-server (built by `make setup-local`), which has --slots and --speculative. auto: "
-                      "llama-server with one slot and ngram-simple drafting where it is built, the fastest mode whose "
-                      "replies depend on their request alone (docs/embedded-model.md); the choice goes into run.json."),
+                      "llama-server with one slot, ngram-simple drafting and aligned prefix reuse where it is built, the "
+                      "fastest mode whose replies depend on their request alone (docs/embedded-model.md); the choice "
+                      "goes into run.json."),
     click.option("--slots", type=click.IntRange(min=1), default=1, metavar="S",
                  help="--engine llama-server: sequences in flight at once. Above 1 a reply depends on what else "
                       "was in flight (docs/embedded-model.md)."),

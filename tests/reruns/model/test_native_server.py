@@ -126,6 +126,19 @@ def test_the_cli_refuses_slots_without_the_native_engine(tmp_path) -> None:
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize(("options", "said"), [
+    (["--prefix-reuse", "banana"], "'banana': expected auto, off, or an alignment in tokens"),
+    (["--engine", "llama-server", "--prefix-reuse", "64"],
+     "--prefix-reuse 64: llama-server reuses a prefix aligned to its 512-token micro-batch only"),
+])
+def test_the_cli_refuses_a_prefix_reuse_the_engine_cannot_give(tmp_path, options, said) -> None:
+    done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", *options,
+                           "--out", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr
+    assert not (tmp_path / "r").exists()
+
+
 def test_the_native_server_ends_with_its_parent(tmp_path, monkeypatch) -> None:
     """A run killed with SIGKILL cannot stop its llama-server; the watching process kills it instead."""
     monkeypatch.setenv("SOTACHECK_LLAMA_SERVER", str(_fake_binary(tmp_path)))
