@@ -224,8 +224,11 @@ def test_two_live_runs_in_the_speculative_mode_agree_call_for_call(tmp_path) -> 
                               capture_output=True, text=True, timeout=1200)
         assert done.returncode == 0, done.stderr
         manifest = json.loads((out / "run.json").read_text())
-        assert manifest["model_identity"]["endpoint"].endswith(":llama-server:slots-1:spec-ngram-simple")
-        assert (manifest["spec"]["engine"], manifest["spec"]["speculative"]) == ("llama-server", "ngram-simple")
+        # aligned prefix reuse is the default; the identity names it where the start-up probe found it exact
+        assert manifest["model_identity"]["endpoint"].endswith(
+            (":llama-server:slots-1:spec-ngram-simple", ":llama-server:slots-1:spec-ngram-simple:aligned-prefix-reuse-512"))
+        assert (manifest["spec"]["engine"], manifest["spec"]["speculative"], manifest["spec"]["prefix_reuse"]) == (
+            "llama-server", "ngram-simple", 512)
         with sqlite3.connect(out / "store.sqlite") as db:
             return sorted(db.execute("SELECT call_id, response FROM calls").fetchall())
 
