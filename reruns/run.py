@@ -40,9 +40,10 @@ def open_model(spec: RunSpec, stored_identity: tuple[str, str] | None, replay: b
     loopback test endpoint, or, in replay, the recorded identity serving nothing."""
     retry = RetryPolicy(max_tries=spec.max_tries, timeout_s=spec.request_timeout_s,
                         budget_s=max(120.0, 2 * spec.request_timeout_s))
+    prefix_reuse, native = spec.server_settings
     return backends.open_model(backends.ModelTarget(
         "replay" if replay else spec.model, spec.model_name, spec.api_key_env, retry, server_log, stored_identity,
-        spec.dataset, spec.data_dir, 0 if spec.native_mode else spec.prefix_reuse, spec.native_mode, spec.hub_id))
+        spec.dataset, spec.data_dir, prefix_reuse, native, spec.hub_id))
 
 
 @dataclass

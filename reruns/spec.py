@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sotacheck.core.errors import InputError, SotacheckError, describe_validation_error
 from sotacheck.reruns.model.base import SamplingParams
-from sotacheck.reruns.model.native_server import NativeMode, misfit
+from sotacheck.reruns.model.native_server import NativeMode, misfit, server_settings
 from sotacheck.reruns.model.registry import EMBEDDED_SCHEMES, scheme_of
 from sotacheck.reruns.pipelines import Arm, get_pipeline
 
@@ -87,11 +87,14 @@ class RunSpec(BaseModel):
         return self
 
     @property
+    def server_settings(self) -> tuple[int, NativeMode | None]:
+        """llama-cpp-python's prefix reuse and llama-server's mode, as the embedded server starts for this spec."""
+        return server_settings(self.engine, self.slots, self.speculative, self.prefix_reuse)
+
+    @property
     def native_mode(self) -> NativeMode | None:
         """The llama-server mode the spec asks for, or None for llama-cpp-python's server."""
-        if self.engine != "llama-server":
-            return None
-        return NativeMode(self.slots, self.speculative, self.prefix_reuse)
+        return self.server_settings[1]
 
     @model_validator(mode="after")
     def _hub_id_has_a_source(self) -> RunSpec:

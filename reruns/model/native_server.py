@@ -120,6 +120,14 @@ def misfit(engine: str, slots: int, speculative: str, prefix_reuse: int, *, embe
     return None
 
 
+def server_settings(engine: str, slots: int, speculative: str, prefix_reuse: int) -> tuple[int, NativeMode | None]:
+    """How the embedded server starts for these settings: llama-cpp-python's prefix reuse (0 under llama-server,
+    whose reuse is part of its mode) and llama-server's mode (None for llama-cpp-python's server)."""
+    if engine != "llama-server":
+        return prefix_reuse, None
+    return 0, NativeMode(slots, speculative, prefix_reuse)
+
+
 @dataclass(frozen=True)
 class EngineChoice:
     """What a command line's ``auto`` settings stand for, and the line that says so (empty for remote models)."""

@@ -47,6 +47,11 @@ def _complete(client: httpx.Client, prompt: str, *, cache: bool, tokens: int) ->
     return reply
 
 
+def _first_difference(a: list[Any], b: list[Any]) -> int:
+    """The index where ``a`` and ``b`` first differ (the length of their common prefix)."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def _probabilities(reply: dict[str, Any]) -> list[Any]:
     """Every reply token's top log-probabilities, as the server printed them."""
     return [(step.get("id"), step.get("logprob"), [(top.get("id"), top.get("logprob"))
@@ -60,8 +65,7 @@ def probe(base_url: str, ubatch: int, timeout_s: float = 120.0) -> ProbeResult:
     with httpx.Client(base_url=base_url, timeout=timeout_s) as client:
         tokens_a, tokens_b = (client.post("/tokenize", json={"content": text}).json()["tokens"]
                               for text in (PROMPT_A, PROMPT_B))
-        shared = next((i for i, (a, b) in enumerate(zip(tokens_a, tokens_b, strict=False)) if a != b),
-                      min(len(tokens_a), len(tokens_b)))
+        shared = _first_difference(tokens_a, tokens_b)
         if shared < ubatch or shared % ubatch == 0:
             return ProbeResult(False, f"the probe's prompts share {shared} tokens: not a test of aligned reuse at "
                                       f"micro-batch {ubatch}")
@@ -82,8 +86,7 @@ def probe(base_url: str, ubatch: int, timeout_s: float = 120.0) -> ProbeResult:
     if not reused_probs:
         return ProbeResult(False, "the server returned no log-probabilities to compare")
     if not same_text or reused_probs != fresh_probs:
-        first = next((i for i, (a, b) in enumerate(zip(reused_probs, fresh_probs, strict=False)) if a != b),
-                     min(len(reused_probs), len(fresh_probs)))
+        first = _first_difference(reused_probs, fresh_probs)
         return ProbeResult(False, f"reusing {cached} cached tokens changed the reply's log-probabilities from "
                                   f"token {first} on (reply text {'same' if same_text else 'differs'})")
     return ProbeResult(True, f"reusing {cached} of {shared} shared prompt tokens gave the same top-{TOP_LOGPROBS} "

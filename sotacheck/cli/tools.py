@@ -43,17 +43,17 @@ def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: st
     The engine and its modes are ``rerun``'s (the same options). llama-server's aligned prefix reuse is probed
     first, on a server started for the probe alone, and dropped where it is not exact here."""
     from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
-    from sotacheck.reruns.model.native_server import NativeMode, misfit, resolve
+    from sotacheck.reruns.model.native_server import misfit, resolve, server_settings
 
     choice = resolve(engine, speculative, slots, prefix_reuse, embedded=True)
     wrong = misfit(choice.engine, slots, choice.speculative, choice.prefix_reuse, embedded=True, model="local")
     if wrong:
         raise UsageError(wrong)
     click.echo(choice.line, err=True)
-    native = NativeMode(slots, choice.speculative, choice.prefix_reuse) if choice.engine == "llama-server" else None
+    prefix_reuse, native = server_settings(choice.engine, slots, choice.speculative, choice.prefix_reuse)
     path = gguf or assemble_gguf()
     server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem,
-                         prefix_reuse=0 if native else choice.prefix_reuse, native=native)
+                         prefix_reuse=prefix_reuse, native=native)
     if native is not None and native.prefix_reuse:
         with server:  # the probe; where it fails, the server falls back to fresh evaluation and says so
             pass
