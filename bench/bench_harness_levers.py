@@ -12,17 +12,29 @@ the judge alone on the same programs, in rounds (variants alternating), medians:
   the lookups still run): what the store costs;
 - ``neither``: both taken away: what is left is the pipeline, the asyncio scheduling, the judge's dispatch,
   the leakage check and the export;
-- ``judge``: ``judge_many`` on the same programs in one pool (what ``bench_harness.py`` calls the judge alone).
+- ``judge``: ``judge_many`` on the same programs in one pool (what ``bench_harness.py`` calls the judge alone);
+- ``canned``: the harness as it is, every execution answered at once with the result the judge gave the same
+  problem first (so no judge processes after the first per problem): the harness's own work, HTTP included;
+- ``http``: the same 3,280 requests (the harness's bodies: Direct's messages and sampling) sent by a bare
+  asyncio + aiohttp loop at concurrency 64, nothing else: the HTTP exchange alone (client, endpoint, kernel);
+- ``minimal``: the least any harness with this client, endpoint and judge could do: the bare loop's requests,
+  each reply's code handed to the judge as it arrives (``SandboxPool.offload``, as the harness judges), no
+  records, no pipeline, no export. Its wall less the judge's is the floor of the harness's cost here.
 
 A variant's wall time less the judge's is what that part of the harness costs on this machine, the parts it
-keeps included. Not a product path: the variants monkeypatch the harness, in their own process only.
+keeps included. Each variant also reports the CPU time the whole machine spent while it ran (``/proc/stat``:
+user, nice, system, irq and softirq of both CPUs, whoever spent it) and the endpoint process's own: the judge
+alone keeps both CPUs busy, so each CPU second of other work costs about half a second of wall. Not a product
+path: the variants monkeypatch the harness, in their own process only.
 
-Run: ``.venv/bin/python bench/bench_harness_levers.py [ROUNDS]`` (default 3).
+Run: ``.venv/bin/python bench/bench_harness_levers.py [ROUNDS [VARIANT,...]]`` (default 3 rounds, every variant;
+the judge alone always runs, the others are measured against it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -30,34 +42,119 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-VARIANTS = ("full", "no-http", "no-records", "neither", "judge")
+VARIANTS = ("full", "no-http", "no-records", "neither", "judge", "canned", "http", "minimal")
 FIXED_WRONG = "```python\ndef f(*a):\n    return None\n```"
+REPEATS, CONCURRENCY = 20, 64
+
+
+def machine_cpu_s() -> float:
+    """CPU seconds the whole machine has spent since boot (user, nice, system, irq, softirq; all CPUs)."""
+    with open("/proc/stat") as stat:
+        fields = [int(value) for value in stat.readline().split()[1:]]
+    return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6]) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """A process's own CPU seconds so far (user + system)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_endpoint() -> tuple[subprocess.Popen[str], str]:
+    endpoint = subprocess.Popen([sys.executable, "bench/fast_endpoint.py", "--fixed-wrong"], stdout=subprocess.PIPE,
+                                text=True)
+    assert endpoint.stdout is not None
+    return endpoint, f"http://127.0.0.1:{int(endpoint.stdout.readline().split()[1])}/v1"
+
+
+def bodies() -> list[tuple[Any, dict[str, Any]]]:
+    """(problem, request body) for each cell, as the harness's Direct arm sends them."""
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.pipelines.direct import SYSTEM, instruction
+    from sotacheck.reruns.pipelines.registry import get_pipeline
+
+    sampling = get_pipeline("direct").sampling
+    return [(problem, {"model": "bench", "messages": [{"role": "system", "content": SYSTEM},
+                                                      {"role": "user", "content": instruction(problem.prompt)}],
+                       "temperature": sampling.temperature, "top_p": sampling.top_p, "seed": 1000 * index + repeat,
+                       **({"max_tokens": sampling.max_tokens} if sampling.max_tokens else {})})
+            for index, problem in enumerate(load_dataset("humaneval").problems) for repeat in range(REPEATS)]
+
+
+async def bare_loop(url: str, work: list[tuple[Any, dict[str, Any]]],
+                    judge: Callable[[Any, str], Any] | None = None) -> None:
+    """Send each body (``CONCURRENCY`` at a time) with aiohttp, read the reply's code; with ``judge``, also
+    hand each reply's code to it as an awaited job, without holding up the next request (the harness keeps
+    up to 8,192 cells ahead of the judge)."""
+    import aiohttp
+
+    from sotacheck.reruns.pipelines.code import last_code_block
+
+    limit = asyncio.Semaphore(CONCURRENCY)
+    judged: list[asyncio.Future[Any]] = []
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY)) as session:
+
+        async def one(problem: Any, body: dict[str, Any]) -> None:
+            async with limit, session.post(f"{url}/chat/completions", json=body) as response:
+                reply = json.loads(await response.read())
+            code = last_code_block(reply["choices"][0]["message"]["content"]) or ""
+            if judge is not None:
+                judged.append(asyncio.ensure_future(judge(problem, code)))
+
+        await asyncio.gather(*(one(problem, body) for problem, body in work))
+        await asyncio.gather(*judged)
 
 
 def variant(name: str) -> None:
-    """Run one variant in this process and print its wall time and this process's CPU time."""
+    """Run one variant in this process and print its wall time, this process's CPU time, the machine's CPU
+    time and the endpoint's (0 without one)."""
     os.environ.setdefault("OPENAI_API_KEY", "none")
-    if name == "judge":
-        from sotacheck.reruns.benchmarks import load_dataset
+    endpoint = None
+    if name in ("full", "no-records", "canned", "http", "minimal"):
+        endpoint, url = start_endpoint()
+    if name in ("judge", "minimal", "http"):
         from sotacheck.reruns.pipelines.code import last_code_block
         from sotacheck.reruns.sandbox.pool import SandboxPool
-        from sotacheck.reruns.sandbox.submission import judge_many
+        from sotacheck.reruns.sandbox.submission import judge_hidden, judge_many
 
-        dataset = load_dataset("humaneval")
-        pairs = [(p, last_code_block(FIXED_WRONG) or "") for p in dataset.problems for _ in range(20)]
-        with SandboxPool() as pool:
-            started, cpu = time.perf_counter(), time.process_time()
-            assert len(list(judge_many(pool, dataset.content_hash, pairs))) == len(pairs)
-            print(f"{time.perf_counter() - started:.3f} {time.process_time() - cpu:.3f}")
+        work = bodies()
+        pool = SandboxPool() if name != "http" else None
+        try:
+            if pool is not None:
+                time.sleep(0.3)  # its supervisors started, as the harness's are by its first verdict
+            endpoint_cpu = process_cpu_s(endpoint.pid) if endpoint is not None else 0.0
+            started, cpu, machine = time.perf_counter(), time.process_time(), machine_cpu_s()
+            if name == "judge":
+                assert pool is not None
+                from sotacheck.reruns.benchmarks import load_dataset
+
+                dataset_hash = load_dataset("humaneval").content_hash
+                programs = [(problem, last_code_block(FIXED_WRONG) or "") for problem, _ in work]
+                assert len(list(judge_many(pool, dataset_hash, programs))) == len(programs)
+            else:
+                judge = None if pool is None else (lambda problem, code: pool.offload(judge_hidden, pool, problem, code))
+                asyncio.run(bare_loop(url, work, judge))
+            wall, cpu, machine = time.perf_counter() - started, time.process_time() - cpu, machine_cpu_s() - machine
+            endpoint_cpu = process_cpu_s(endpoint.pid) - endpoint_cpu if endpoint is not None else 0.0
+        finally:
+            if pool is not None:
+                pool.close()
+            if endpoint is not None:
+                endpoint.terminate()
+                endpoint.wait()
+        print(f"{wall:.3f} {cpu:.3f} {machine:.3f} {endpoint_cpu:.3f}")
         return
     from sotacheck.reruns.model import openai_compat
     from sotacheck.reruns.model.base import Attempt, ChatResponse
     from sotacheck.reruns.run import execute_run, validate_spec
+    from sotacheck.reruns.sandbox import pool as pool_module
     from sotacheck.reruns.store import group_commit
 
-    endpoint = None
     if name in ("no-http", "neither"):
         reply = ChatResponse(FIXED_WRONG, "stop", 100, 10, 0.0, (Attempt("ok", 0.0),))
 
@@ -70,29 +167,39 @@ def variant(name: str) -> None:
         openai_compat.OpenAICompatibleModel.complete = complete  # type: ignore[method-assign]
         openai_compat.OpenAICompatibleModel.preflight = preflight  # type: ignore[method-assign]
         url = "http://127.0.0.1:9/v1"
-    else:
-        endpoint = subprocess.Popen([sys.executable, "bench/fast_endpoint.py", "--fixed-wrong"], stdout=subprocess.PIPE,
-                                    text=True)
-        assert endpoint.stdout is not None
-        url = f"http://127.0.0.1:{int(endpoint.stdout.readline().split()[1])}/v1"
     if name in ("no-records", "neither"):
         async def commit(self: object, statements: object) -> None:
             return None
 
         group_commit.GroupCommitter.commit = commit  # type: ignore[method-assign]
         group_commit.GroupCommitter.commit_later = lambda self, statements: None  # type: ignore[method-assign]
-    work = Path(tempfile.mkdtemp(prefix="bench-levers-"))
+    if name == "canned":
+        run = pool_module.SandboxPool.run
+        first: dict[tuple[str, ...], Any] = {}
+
+        def canned(self: Any, code: str, tests: Any, **options: Any) -> Any:
+            key = tuple(tests)
+            if key not in first:
+                first[key] = run(self, code, tests, **options)
+            return first[key]
+
+        pool_module.SandboxPool.run = canned  # type: ignore[method-assign]
+    work_dir = Path(tempfile.mkdtemp(prefix="bench-levers-"))
     try:
         spec = validate_spec({"dataset": "humaneval", "pipelines": [{"name": "direct"}], "model": url,
-                              "model_name": "bench", "seed": 7, "concurrency": 64, "repeats": 20}, "bench")
-        started, cpu = time.perf_counter(), time.process_time()
-        asyncio.run(execute_run(work / "run", spec, progress=False))
-        print(f"{time.perf_counter() - started:.3f} {time.process_time() - cpu:.3f}")
+                              "model_name": "bench", "seed": 7, "concurrency": CONCURRENCY, "repeats": REPEATS},
+                             "bench")
+        endpoint_cpu = process_cpu_s(endpoint.pid) if endpoint is not None else 0.0
+        started, cpu, machine = time.perf_counter(), time.process_time(), machine_cpu_s()
+        asyncio.run(execute_run(work_dir / "run", spec, progress=False))
+        wall, cpu, machine = time.perf_counter() - started, time.process_time() - cpu, machine_cpu_s() - machine
+        endpoint_cpu = process_cpu_s(endpoint.pid) - endpoint_cpu if endpoint is not None else 0.0
+        print(f"{wall:.3f} {cpu:.3f} {machine:.3f} {endpoint_cpu:.3f}")
     finally:
         if endpoint is not None:
             endpoint.terminate()
             endpoint.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work_dir, ignore_errors=True)
 
 
 def main() -> None:
@@ -100,24 +207,30 @@ def main() -> None:
         variant(sys.argv[2])
         return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    walls: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    cpus: dict[str, list[float]] = {name: [] for name in VARIANTS}
-    print(f"levers: the cheap-judgement workload in process (execute_run), {rounds} rounds")
+    names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(VARIANTS)
+    if "judge" not in names:
+        names.append("judge")
+    figures: dict[str, dict[str, list[float]]] = {name: {"wall": [], "cpu": [], "machine": [], "endpoint": []}
+                                                  for name in names}
+    print(f"levers: the cheap-judgement workload in process, {rounds} rounds, variants {', '.join(names)}")
     for index in range(rounds):
-        order = VARIANTS if index % 2 == 0 else VARIANTS[::-1]
-        for name in order:
+        for name in names if index % 2 == 0 else names[::-1]:
             out = subprocess.run([sys.executable, __file__, "--variant", name], check=True, capture_output=True,
                                  text=True).stdout.split()
-            walls[name].append(float(out[-2]))
-            cpus[name].append(float(out[-1]))
-        print(f"  round {index + 1}: " + "; ".join(f"{n} {walls[n][-1]:.2f} s" for n in VARIANTS), flush=True)
-    judge = statistics.median(walls["judge"])
-    print(f"  medians over {rounds} rounds (wall, the process's CPU; beyond the judge alone, median of each round's):")
-    for name in VARIANTS:
-        wall = statistics.median(walls[name])
-        beyond = statistics.median(w - j for w, j in zip(walls[name], walls["judge"], strict=True))
-        print(f"    {name:10s} {wall:6.2f} s  {statistics.median(cpus[name]):5.2f} CPU s"
-              + ("" if name == "judge" else f"  {beyond:+.2f} s beyond the judge ({wall / judge:.2f}x)"))
+            for key, value in zip(("wall", "cpu", "machine", "endpoint"), out[-4:], strict=True):
+                figures[name][key].append(float(value))
+        print(f"  round {index + 1}: " + "; ".join(f"{n} {figures[n]['wall'][-1]:.2f} s" for n in names), flush=True)
+    judge = figures["judge"]
+    print(f"  medians over {rounds} rounds (beyond the judge alone: the median of each round's difference):")
+    print(f"    {'variant':10s} {'wall':>8s} {'x judge':>8s} {'beyond':>8s} {'process':>8s} {'machine':>8s} "
+          f"{'beyond':>8s} {'endpoint':>8s}   (CPU s: this process, the whole machine, beyond the judge's, the endpoint)")
+    for name in names:
+        f = {key: statistics.median(values) for key, values in figures[name].items()}
+        beyond = statistics.median(w - j for w, j in zip(figures[name]["wall"], judge["wall"], strict=True))
+        beyond_cpu = statistics.median(m - j for m, j in zip(figures[name]["machine"], judge["machine"], strict=True))
+        ratio = statistics.median(w / j for w, j in zip(figures[name]["wall"], judge["wall"], strict=True))
+        print(f"    {name:10s} {f['wall']:7.2f}s {ratio:7.2f}x {beyond:+7.2f}s {f['cpu']:7.2f}s {f['machine']:7.2f}s "
+              f"{beyond_cpu:+7.2f}s {f['endpoint']:7.2f}s")
 
 
 if __name__ == "__main__":
