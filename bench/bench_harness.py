@@ -42,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 import aiohttp
@@ -197,18 +198,26 @@ async def bare_loop(url: str, bodies: list[dict[str, object]], concurrency: int,
     return wall
 
 
-async def bare_aiohttp_loop(url: str, bodies: list[dict[str, object]], concurrency: int) -> float:
-    """The same requests with asyncio + aiohttp (the client the harness sends with) and nothing else."""
+async def bare_aiohttp_loop(url: str, bodies: Sequence[Mapping[str, object]], concurrency: int,
+                            judge: Callable[[int, str], Awaitable[object]] | None = None) -> float:
+    """The same requests with asyncio + aiohttp (the client the harness sends with) and nothing else. With
+    ``judge``, each reply's text is handed to it with its body's index as an awaited job that does not hold up
+    the next request (the harness keeps up to 8,192 cells ahead of the judge); the wall time then includes
+    the last job."""
     limit = asyncio.Semaphore(concurrency)
+    jobs: list[asyncio.Future[object]] = []
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
 
-        async def one(body: dict[str, object]) -> None:
+        async def one(index: int, body: Mapping[str, object]) -> None:
             async with limit, session.post(f"{url}/chat/completions", json=body) as response:
                 response.raise_for_status()
-                json.loads(await response.read())
+                reply = json.loads(await response.read())
+            if judge is not None:
+                jobs.append(asyncio.ensure_future(judge(index, reply["choices"][0]["message"]["content"])))
 
         started = time.perf_counter()
-        await asyncio.gather(*(one(b) for b in bodies))
+        await asyncio.gather(*(one(index, body) for index, body in enumerate(bodies)))
+        await asyncio.gather(*jobs)
         return time.perf_counter() - started
 
 

@@ -34,7 +34,7 @@ the judge alone always runs, the others are measured against it).
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import os
 import shutil
 import statistics
@@ -42,12 +42,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from bench_harness import FastEndpoint, _cpu_s, bare_aiohttp_loop
+from fast_endpoint import FIXED_WRONG
+
 VARIANTS = ("full", "no-http", "no-records", "neither", "judge", "canned", "http", "minimal")
-FIXED_WRONG = "```python\ndef f(*a):\n    return None\n```"
 REPEATS, CONCURRENCY = 20, 64
 
 
@@ -56,20 +58,6 @@ def machine_cpu_s() -> float:
     with open("/proc/stat") as stat:
         fields = [int(value) for value in stat.readline().split()[1:]]
     return (fields[0] + fields[1] + fields[2] + fields[5] + fields[6]) / os.sysconf("SC_CLK_TCK")
-
-
-def process_cpu_s(pid: int) -> float:
-    """A process's own CPU seconds so far (user + system)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def start_endpoint() -> tuple[subprocess.Popen[str], str]:
-    endpoint = subprocess.Popen([sys.executable, "bench/fast_endpoint.py", "--fixed-wrong"], stdout=subprocess.PIPE,
-                                text=True)
-    assert endpoint.stdout is not None
-    return endpoint, f"http://127.0.0.1:{int(endpoint.stdout.readline().split()[1])}/v1"
 
 
 def bodies() -> list[tuple[Any, dict[str, Any]]]:
@@ -86,75 +74,69 @@ def bodies() -> list[tuple[Any, dict[str, Any]]]:
             for index, problem in enumerate(load_dataset("humaneval").problems) for repeat in range(REPEATS)]
 
 
-async def bare_loop(url: str, work: list[tuple[Any, dict[str, Any]]],
-                    judge: Callable[[Any, str], Any] | None = None) -> None:
-    """Send each body (``CONCURRENCY`` at a time) with aiohttp, read the reply's code; with ``judge``, also
-    hand each reply's code to it as an awaited job, without holding up the next request (the harness keeps
-    up to 8,192 cells ahead of the judge)."""
-    import aiohttp
-
-    from sotacheck.reruns.pipelines.code import last_code_block
-
-    limit = asyncio.Semaphore(CONCURRENCY)
-    judged: list[asyncio.Future[Any]] = []
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=CONCURRENCY)) as session:
-
-        async def one(problem: Any, body: dict[str, Any]) -> None:
-            async with limit, session.post(f"{url}/chat/completions", json=body) as response:
-                reply = json.loads(await response.read())
-            code = last_code_block(reply["choices"][0]["message"]["content"]) or ""
-            if judge is not None:
-                judged.append(asyncio.ensure_future(judge(problem, code)))
-
-        await asyncio.gather(*(one(problem, body) for problem, body in work))
-        await asyncio.gather(*judged)
+def measured(run: Callable[[], object], endpoint: FastEndpoint | None) -> None:
+    """Run ``run`` and print its wall time, this process's CPU time, the machine's CPU time and the endpoint
+    process's (0 without one)."""
+    endpoint_cpu = (_cpu_s(endpoint.process.pid) or 0.0) if endpoint is not None else 0.0
+    started, cpu, machine = time.perf_counter(), time.process_time(), machine_cpu_s()
+    run()
+    wall, cpu, machine = time.perf_counter() - started, time.process_time() - cpu, machine_cpu_s() - machine
+    if endpoint is not None:
+        endpoint_cpu = (_cpu_s(endpoint.process.pid) or 0.0) - endpoint_cpu
+    print(f"{wall:.3f} {cpu:.3f} {machine:.3f} {endpoint_cpu:.3f}")
 
 
 def variant(name: str) -> None:
-    """Run one variant in this process and print its wall time, this process's CPU time, the machine's CPU
-    time and the endpoint's (0 without one)."""
+    """Run one variant in this process and print its figures (:func:`measured`)."""
     os.environ.setdefault("OPENAI_API_KEY", "none")
-    endpoint = None
-    if name in ("full", "no-records", "canned", "http", "minimal"):
-        endpoint, url = start_endpoint()
-    if name in ("judge", "minimal", "http"):
-        from sotacheck.reruns.pipelines.code import last_code_block
-        from sotacheck.reruns.sandbox.pool import SandboxPool
-        from sotacheck.reruns.sandbox.submission import judge_hidden, judge_many
+    with contextlib.ExitStack() as stack:
+        endpoint = stack.enter_context(FastEndpoint(0.0, fixed_wrong=True)) \
+            if name in ("full", "no-records", "canned", "http", "minimal") else None
+        if name in ("judge", "minimal", "http"):
+            judge_or_send(name, endpoint, stack)
+        else:
+            harness(name, endpoint)
 
-        work = bodies()
-        pool = SandboxPool() if name != "http" else None
-        try:
-            if pool is not None:
-                time.sleep(0.3)  # its supervisors started, as the harness's are by its first verdict
-            endpoint_cpu = process_cpu_s(endpoint.pid) if endpoint is not None else 0.0
-            started, cpu, machine = time.perf_counter(), time.process_time(), machine_cpu_s()
-            if name == "judge":
-                assert pool is not None
-                from sotacheck.reruns.benchmarks import load_dataset
 
-                dataset_hash = load_dataset("humaneval").content_hash
-                programs = [(problem, last_code_block(FIXED_WRONG) or "") for problem, _ in work]
-                assert len(list(judge_many(pool, dataset_hash, programs))) == len(programs)
-            else:
-                judge = None if pool is None else (lambda problem, code: pool.offload(judge_hidden, pool, problem, code))
-                asyncio.run(bare_loop(url, work, judge))
-            wall, cpu, machine = time.perf_counter() - started, time.process_time() - cpu, machine_cpu_s() - machine
-            endpoint_cpu = process_cpu_s(endpoint.pid) - endpoint_cpu if endpoint is not None else 0.0
-        finally:
-            if pool is not None:
-                pool.close()
-            if endpoint is not None:
-                endpoint.terminate()
-                endpoint.wait()
-        print(f"{wall:.3f} {cpu:.3f} {machine:.3f} {endpoint_cpu:.3f}")
+def judge_or_send(name: str, endpoint: FastEndpoint | None, stack: contextlib.ExitStack) -> None:
+    """``judge``, ``http`` and ``minimal``: the judge alone, the requests alone, and the two together."""
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.pipelines.code import last_code_block
+    from sotacheck.reruns.sandbox.pool import SandboxPool
+    from sotacheck.reruns.sandbox.submission import judge_hidden, judge_many
+
+    work = bodies()
+    problems = [problem for problem, _ in work]
+    if name == "http":
+        assert endpoint is not None
+        measured(lambda: asyncio.run(bare_aiohttp_loop(endpoint.url, [body for _, body in work], CONCURRENCY)),
+                 endpoint)
         return
+    pool = stack.enter_context(SandboxPool())
+    time.sleep(0.3)  # its supervisors started, as the harness's are by its first verdict
+    if name == "judge":
+        programs = [(problem, last_code_block(FIXED_WRONG) or "") for problem in problems]
+        dataset_hash = load_dataset("humaneval").content_hash
+        measured(lambda: list(judge_many(pool, dataset_hash, programs)), None)
+        return
+    assert endpoint is not None
+
+    def judge(index: int, text: str) -> Awaitable[object]:
+        return pool.offload(judge_hidden, pool, problems[index], last_code_block(text) or "")
+
+    measured(lambda: asyncio.run(bare_aiohttp_loop(endpoint.url, [body for _, body in work], CONCURRENCY, judge)),
+             endpoint)
+
+
+def harness(name: str, endpoint: FastEndpoint | None) -> None:
+    """The harness (``execute_run``) with the parts the variant takes away monkeypatched out."""
     from sotacheck.reruns.model import openai_compat
     from sotacheck.reruns.model.base import Attempt, ChatResponse
     from sotacheck.reruns.run import execute_run, validate_spec
     from sotacheck.reruns.sandbox import pool as pool_module
     from sotacheck.reruns.store import group_commit
 
+    url = endpoint.url if endpoint is not None else "http://127.0.0.1:9/v1"
     if name in ("no-http", "neither"):
         reply = ChatResponse(FIXED_WRONG, "stop", 100, 10, 0.0, (Attempt("ok", 0.0),))
 
@@ -166,7 +148,6 @@ def variant(name: str) -> None:
 
         openai_compat.OpenAICompatibleModel.complete = complete  # type: ignore[method-assign]
         openai_compat.OpenAICompatibleModel.preflight = preflight  # type: ignore[method-assign]
-        url = "http://127.0.0.1:9/v1"
     if name in ("no-records", "neither"):
         async def commit(self: object, statements: object) -> None:
             return None
@@ -189,16 +170,8 @@ def variant(name: str) -> None:
         spec = validate_spec({"dataset": "humaneval", "pipelines": [{"name": "direct"}], "model": url,
                               "model_name": "bench", "seed": 7, "concurrency": CONCURRENCY, "repeats": REPEATS},
                              "bench")
-        endpoint_cpu = process_cpu_s(endpoint.pid) if endpoint is not None else 0.0
-        started, cpu, machine = time.perf_counter(), time.process_time(), machine_cpu_s()
-        asyncio.run(execute_run(work_dir / "run", spec, progress=False))
-        wall, cpu, machine = time.perf_counter() - started, time.process_time() - cpu, machine_cpu_s() - machine
-        endpoint_cpu = process_cpu_s(endpoint.pid) - endpoint_cpu if endpoint is not None else 0.0
-        print(f"{wall:.3f} {cpu:.3f} {machine:.3f} {endpoint_cpu:.3f}")
+        measured(lambda: asyncio.run(execute_run(work_dir / "run", spec, progress=False)), endpoint)
     finally:
-        if endpoint is not None:
-            endpoint.terminate()
-            endpoint.wait()
         shutil.rmtree(work_dir, ignore_errors=True)
 
 

@@ -91,11 +91,6 @@ class RunSpec(BaseModel):
         """llama-cpp-python's prefix reuse and llama-server's mode, as the embedded server starts for this spec."""
         return server_settings(self.engine, self.slots, self.speculative, self.prefix_reuse)
 
-    @property
-    def native_mode(self) -> NativeMode | None:
-        """The llama-server mode the spec asks for, or None for llama-cpp-python's server."""
-        return self.server_settings[1]
-
     @model_validator(mode="after")
     def _hub_id_has_a_source(self) -> RunSpec:
         from sotacheck.reruns.benchmarks.registry import check_hub_id

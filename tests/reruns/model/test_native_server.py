@@ -82,12 +82,12 @@ def test_a_spec_asks_for_engine_settings_only_where_they_apply(fields, message) 
 
 def test_the_spec_names_the_native_mode() -> None:
     base = {"dataset": "humaneval", "pipelines": [{"name": "direct"}], "model": "local"}
-    assert validate_spec(base, "test").native_mode is None
+    assert validate_spec(base, "test").server_settings[1] is None
     spec = validate_spec({**base, "engine": "llama-server", "slots": 2, "speculative": "ngram-simple"}, "test")
-    assert spec.native_mode == NativeMode(2, "ngram-simple")
+    assert spec.server_settings[1] == NativeMode(2, "ngram-simple")
     assert spec.model_dump()["speculative"] == "ngram-simple"  # so run.json records the mode
     spec = validate_spec({**base, "engine": "llama-server", "speculative": "ngram-simple", "prefix_reuse": 512}, "t")
-    assert spec.native_mode == NativeMode(1, "ngram-simple", 512)
+    assert spec.server_settings[1] == NativeMode(1, "ngram-simple", 512)
 
 
 def test_auto_is_llama_server_with_drafting_and_aligned_reuse_where_it_is_built(tmp_path, monkeypatch) -> None:
