@@ -1,20 +1,29 @@
 """The CI regression gate: does a candidate run's pass rate drop below a baseline's — really, not by noise?
 
+The gate compares the *baseline's* problems: a problem of the baseline the candidate has no result for is
+unusable input (:class:`GateInputError`, the command's exit 2), never a pass — a candidate that leaves out
+the problems it fails would otherwise pass — unless ``missing_as_failure`` asks for those problems to be
+judged as failures. Problems only the candidate has are not compared, and the decision says so.
+
 Pairs the problems (and repeats) both runs have, then per dataset:
 
 - one run each: the one-sided exact McNemar test of "more problems lost than gained" (binomial on the
   discordant pairs, alternative ``greater`` in the direction of a drop);
 - repeats: the one-sided sign-flip permutation test on per-problem mean differences (the problem is the
   unit, so three failing repeats of one problem are one piece of evidence, not three);
-- the paired cluster-bootstrap interval of candidate − baseline.
+- an interval of candidate − baseline, two-sided at 1 − 2 alpha, whose role the decision names
+  (:attr:`GateCheck.interval_label`): in ``significance`` mode with one run each, the exact interval that
+  inverts the deciding test (Clopper–Pearson on the lost share of the discordant problems: its upper end
+  is below 0 exactly when the one-sided exact McNemar p is below alpha), so the two never disagree; with
+  repeats, the paired cluster bootstrap, shown as a description while the exact sign-flip test decides (a
+  disagreement between them is stated); in ``noninferiority`` mode the bootstrap's lower end decides.
 
 ``mode="significance"`` fails when the drop is significant at ``alpha``; ``mode="noninferiority"`` fails
-when the one-sided (1 − alpha) lower confidence bound lies below ``-max_drop``. The interval reported is the
-two-sided (1 − 2 alpha) one, whose lower end is that one-sided bound; ``max_drop`` is a fraction here and in
-points on the command line (``--max-drop 2`` is 0.02). Every decision
-carries a power note: the smallest drop in pass rate this gate detects with 80 % power, from the test it
-actually used (exact McNemar at one repeat; the sign-flip test on per-problem mean differences with their
-observed spread at K repeats, see ``sotacheck.audit.power.mdd_paired``).
+when the one-sided (1 − alpha) lower confidence bound lies below ``-max_drop``. ``max_drop`` is a fraction
+here and in percentage points on the command line (``--max-drop 2`` is 0.02, ``--max-drop 0.5`` half a
+point). Every decision carries a power note: the smallest drop in pass rate this gate detects with 80 %
+power, from the test it actually used (exact McNemar at one repeat; the sign-flip test on per-problem mean
+differences with their observed spread at K repeats, see ``sotacheck.audit.power.mdd_paired``).
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from sotacheck.audit.analysis import paired_outcomes
+from sotacheck.audit.intervals import ConfidenceInterval, proportion_interval
 from sotacheck.audit.paired import mcnemar_exact, paired_bootstrap_difference, sign_flip_test
 from sotacheck.audit.power import mdd_paired
 from sotacheck.audit.studies import condition_differences
@@ -50,6 +60,7 @@ class GateSettings:
     max_error_rate: float = 0.05
     n_resamples: int = 9_999
     seed: int = 0
+    missing_as_failure: bool = False
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 0.5:
@@ -96,12 +107,23 @@ class GateCheck:
     lost: tuple[str, ...] = ()
     gained: tuple[str, ...] = ()
     alpha: float = 0.05
+    interval_method: Literal["exact", "bootstrap"] = "bootstrap"
+    mode: Mode = "significance"
 
     @property
     def interval_label(self) -> str:
-        """What ``ci_low``/``ci_high`` are: their level and sidedness."""
-        return (f"two-sided {100 * (1 - 2 * self.alpha):.0f} % interval; its lower end is the one-sided "
-                f"{100 * (1 - self.alpha):.0f} % lower bound")
+        """What ``ci_low``/``ci_high`` are: their level, sidedness and method, and whether they or the test
+        decide."""
+        level = f"two-sided {100 * (1 - 2 * self.alpha):.0f} %"
+        if self.mode == "noninferiority":
+            return (f"{level} paired cluster-bootstrap interval; its lower end, the one-sided "
+                    f"{100 * (1 - self.alpha):.0f} % lower bound, decides (the test's p is shown, not deciding)")
+        if self.interval_method == "exact":
+            m = self.drops + self.gains
+            return (f"{level} exact interval inverting the test, conditional on the {m} discordant problems "
+                    f"(Clopper-Pearson on the share lost, times {m}/{self.n}): its upper end is below 0 exactly "
+                    f"when p < {self.alpha:g}")
+        return f"{level} paired cluster-bootstrap interval, descriptive: the test decides"
 
 
 @dataclass(frozen=True)
@@ -134,27 +156,72 @@ def _error_rate(table: pd.DataFrame, arm: str, dataset: str) -> float:
 
 def gate(baseline: Run, candidate: Run, baseline_arm: str | None = None, candidate_arm: str | None = None,
          dataset: str | None = None, settings: GateSettings | None = None) -> GateResult:
-    """Decide, per shared dataset, whether ``candidate`` regressed against ``baseline``."""
+    """Decide, per dataset of the baseline, whether ``candidate`` regressed against ``baseline``."""
     settings = settings or GateSettings()
     base_arm = resolve_arm(baseline, baseline_arm, "baseline")
     cand_arm = resolve_arm(candidate, candidate_arm, "candidate")
     base_table = baseline.outcomes[baseline.outcomes["arm"] == base_arm]
     cand_table = candidate.outcomes[candidate.outcomes["arm"] == cand_arm]
-    datasets = sorted(set(base_table["dataset"]) & set(cand_table["dataset"]))
+    datasets = sorted(set(base_table["dataset"]))
     if dataset is not None:
         if dataset not in datasets:
-            raise GateInputError(f"dataset {dataset!r} is not in both runs; shared datasets: "
-                                 f"{', '.join(datasets) or 'none'}")
+            raise GateInputError(f"dataset {dataset!r} is not in the baseline; its datasets: {', '.join(datasets)}")
         datasets = [dataset]
-    if not datasets:
-        raise GateInputError(f"no overlap: the baseline covers {sorted(set(base_table['dataset']))} and the "
-                             f"candidate {sorted(set(cand_table['dataset']))}; there is nothing to compare")
     # Named by the user, the two runs may differ in more than the change under test (a new model, say):
     # the decision is made, and says so.
     differ = condition_differences(baseline, base_arm, candidate, cand_arm)
-    notes = (f"baseline and candidate differ in {'; '.join(differ)}",) if differ else ()
+    notes = (f"baseline and candidate: {'; '.join(differ)}",) if differ else ()
     checks = [_check(base_table, cand_table, base_arm, cand_arm, d, settings) for d in datasets]
     return GateResult(settings, tuple(replace(check, notes=check.notes + notes) for check in checks))
+
+
+def _problems_of(table: pd.DataFrame, dataset: str) -> set[str]:
+    return set(table.loc[table["dataset"] == dataset, "problem"].astype(str))
+
+
+def _first(ids: set[str], shown: int = 5) -> str:
+    ordered = sorted(ids, key=_natural)
+    return ", ".join(ordered[:shown]) + (f" and {len(ordered) - shown} more" if len(ordered) > shown else "")
+
+
+def _coverage(base_table: pd.DataFrame, cand_table: pd.DataFrame, cand_arm: str, dataset: str,
+              settings: GateSettings) -> tuple[pd.DataFrame, list[str]]:
+    """The candidate's table on ``dataset`` checked against the baseline's problems: a baseline problem the
+    candidate lacks is an error, or with ``missing_as_failure`` a failure in every repeat; the notes say what
+    was done and which problems only the candidate has (not compared)."""
+    base_problems, cand_problems = _problems_of(base_table, dataset), _problems_of(cand_table, dataset)
+    missing, extra = base_problems - cand_problems, cand_problems - base_problems
+    notes = []
+    if missing and not settings.missing_as_failure:
+        whole = (f"no overlap: the candidate has no result on any of the baseline's {len(base_problems)} problems "
+                 f"of {dataset}" + ("" if cand_problems else f" (gate the datasets both have with {{dataset}})")
+                 if missing == base_problems else
+                 f"the candidate lacks {len(missing)} of the baseline's {len(base_problems)} problems on {dataset}")
+        raise GateInputError(f"{whole} ({_first(missing)}); a problem left out is never a pass: judge them too, or "
+                             f"pass {{missing_as_failure}} to count them as failures",
+                             parameters=("dataset", "missing_as_failure"))
+    if missing:
+        cells = cand_table[cand_table["dataset"] == dataset]
+        repeats = sorted(set(cells["repeat"])) or sorted(set(base_table.loc[base_table["dataset"] == dataset, "repeat"]))
+        filler = pd.DataFrame([{"arm": cand_arm, "dataset": dataset, "problem": problem, "repeat": repeat,
+                                "passed": False, "status": "failed"} for problem in sorted(missing) for repeat in repeats])
+        cand_table = pd.concat([cand_table, filler], ignore_index=True)
+        notes.append(f"{len(missing)} of the baseline's problems absent from the candidate judged as failures, as "
+                     f"asked ({_first(missing)})")
+    if extra:
+        notes.append(f"{len(extra)} problem(s) only in the candidate, not in the baseline, not compared ({_first(extra)})")
+    return cand_table, notes
+
+
+def _exact_interval(drops: int, gains: int, n: int, alpha: float) -> ConfidenceInterval:
+    """The two-sided (1 − 2 alpha) interval of candidate − baseline that inverts the one-sided exact McNemar
+    test: Clopper–Pearson on the share of drops among the m discordant problems, scaled by m / n (the
+    difference is (gains − drops) / n). Its upper end is below 0 exactly when the test's p is below alpha."""
+    m = drops + gains
+    if m == 0:
+        return ConfidenceInterval(0.0, 0.0)
+    share = proportion_interval(drops, m, 1 - 2 * alpha, "clopper-pearson")
+    return ConfidenceInterval(m / n * (1 - 2 * share.high), m / n * (1 - 2 * share.low))
 
 
 def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, cand_arm: str, dataset: str,
@@ -165,11 +232,11 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
             raise GateInputError(f"too many errors: {100 * rate:.1f} % of the {role}'s cells on {dataset} are "
                                  f"errors (no valid result), above the allowed {100 * settings.max_error_rate:.1f} %; "
                                  f"a gate on what is left could hide a regression")
+    cand_table, notes = _coverage(base_table, cand_table, cand_arm, dataset, settings)
     paired = paired_outcomes(base_table, base_arm, cand_table, cand_arm, dataset, common_repeats=True)
     shared, xb, xc = paired.problems, paired.a, paired.b
-    notes = []
     if paired.unpaired:
-        notes.append(f"{paired.unpaired} problem(s) present in only one run (or with errored repeats) were left out")
+        notes.append(f"{paired.unpaired} problem(s) with an errored or missing repeat in either run were left out")
     if len(shared) == 0:
         raise GateInputError(f"no overlap on {dataset}: the two runs share no problem with complete results")
     if len(shared) < settings.min_n:
@@ -188,7 +255,9 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
         test_name = f"one-sided sign-flip permutation over problems ({n_repeats} repeats)"
         pvalue = sign_flip_test(xb, xc, alternative="greater", n_resamples=settings.n_resamples,
                                 rng=settings.seed).pvalue
-    ci = paired_bootstrap_difference(xc, xb, 1 - 2 * settings.alpha, n_resamples=10_000, rng=settings.seed)
+    exact = settings.mode == "significance" and n_repeats == 1
+    ci = (_exact_interval(drops, gains, len(shared), settings.alpha) if exact else
+          paired_bootstrap_difference(xc, xb, 1 - 2 * settings.alpha, n_resamples=10_000, rng=settings.seed))
     diff = float(mean_c.mean() - mean_b.mean())
     mdd = mdd_paired(xb, xc, settings.alpha, 0.8, "greater").mdd
     if settings.mode == "significance":
@@ -196,14 +265,19 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
         reason = (f"drop of {-100 * diff:.1f} points is significant (p = {pvalue:.3g} < {settings.alpha})"
                   if regression else f"no significant drop (p = {pvalue:.3g} >= {settings.alpha})" if diff < 0
                   else f"no drop (difference {100 * diff:+.1f} points)")
+        if not exact and (ci.high < 0) != regression:
+            notes.append(f"the bootstrap interval {'excludes' if ci.high < 0 else 'reaches'} 0 while the test "
+                         f"{'does not reject' if ci.high < 0 else 'rejects'}: the test decides, being exact where "
+                         f"the bootstrap is approximate (few discordant problems)")
     else:
         regression = ci.low < -settings.max_drop
         bound = f"the one-sided {100 * (1 - settings.alpha):.0f} % lower bound {100 * ci.low:+.1f} points"
-        reason = (f"{bound} is below the allowed drop of {100 * settings.max_drop:.1f} points" if regression
-                  else f"{bound} is within the allowed drop of {100 * settings.max_drop:.1f} points")
+        reason = (f"{bound} is below the allowed drop of {100 * settings.max_drop:g} points" if regression
+                  else f"{bound} is within the allowed drop of {100 * settings.max_drop:g} points")
     return GateCheck(dataset, base_arm, cand_arm, len(shared), n_repeats, float(mean_b.mean()),
                      float(mean_c.mean()), diff, ci.low, ci.high, drops, gains, test_name, float(pvalue),
-                     bool(regression), float(mdd), reason, tuple(notes), lost, gained, settings.alpha)
+                     bool(regression), float(mdd), reason, tuple(notes), lost, gained, settings.alpha,
+                     "exact" if exact else "bootstrap", settings.mode)
 
 
 def _natural(problem: str) -> list[tuple[int, int | str]]:

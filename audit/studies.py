@@ -195,10 +195,26 @@ def find_studies(runs: list[Run], table: pd.DataFrame) -> tuple[pd.Series, tuple
 
 def condition_differences(run_a: Run, arm_a: str, run_b: Run, arm_b: str) -> list[str]:
     """The conditions (model, endpoint, sampling, judge) on which arm ``arm_a`` of ``run_a`` and ``arm_b``
-    of ``run_b`` differ, in words; a condition either run does not record counts as differing."""
+    of ``run_b`` differ or may differ, each as a clause: ``differ in model X vs Y`` where both runs record
+    it; ``neither records the model`` or ``the model is recorded in one only (X)`` where one or both do not
+    (then nobody can say that they differ, nor that they do not)."""
     first, second = (model_condition(run_a, arm_a), model_condition(run_b, arm_b))
     pairs = {"model": (first[0], second[0]), "endpoint": (first[1], second[1]),
              "sampling": (sampling_condition(run_a, arm_a), sampling_condition(run_b, arm_b)),
              "judge": (judge_condition(run_a), judge_condition(run_b))}
-    return [f"{name} recorded in neither run" if a.text == b.text == "not recorded" else f"{name} {a.text} vs {b.text}"
-            for name, (a, b) in pairs.items() if a.key != b.key]
+    clauses, neither = [], []
+    for name, (a, b) in pairs.items():
+        if a.key == b.key:
+            continue
+        unrecorded = [condition.text == "not recorded" for condition in (a, b)]
+        if all(unrecorded):
+            neither.append(name)
+        elif a.text == b.text:  # the same words, recorded in part (a sampling setting missing in both)
+            clauses.append(f"both record the {name} only in part ({a.text})")
+        elif any(unrecorded):
+            clauses.append(f"the {name} is recorded in one only ({b.text if unrecorded[0] else a.text})")
+        else:
+            clauses.append(f"differ in {name} {a.text} vs {b.text}")
+    if neither:
+        clauses.append(f"neither records the {', '.join(neither)}")
+    return clauses

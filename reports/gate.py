@@ -1,4 +1,4 @@
-"""Rendering a gate decision: a paragraph for stderr, JUnit XML for CI test reports, Markdown for a CI job
+"""Rendering a gate decision: a paragraph for standard output, JUnit XML for CI test reports, Markdown for a CI job
 summary page, and the JUnit and Markdown forms of an input the gate cannot judge (exit 2). Renders only;
 every number comes from ``audit.gate``. Pass rates and differences are in percentage points."""
 
@@ -41,11 +41,11 @@ def _mode(result: GateResult) -> str:
     if settings.mode == "significance":
         return f"a drop significant at one-sided alpha = {settings.alpha}"
     return (f"a one-sided {100 * (1 - settings.alpha):.0f} % lower bound below the allowed drop of "
-            f"{_pt(settings.max_drop)} points")
+            f"{100 * settings.max_drop:g} percentage points")
 
 
 def explanation(result: GateResult) -> str:
-    """The explanation printed on stderr: the verdict, then one line per dataset with its lost and gained
+    """The explanation printed on standard output: the verdict, then one line per dataset with its lost and gained
     problems."""
     verdict = "REGRESSION" if result.exit_code else "PASS"
     lines = [f"sotacheck gate: {verdict} (exit {result.exit_code}); the gate fails on {_mode(result)}."]

@@ -314,7 +314,7 @@ def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_ar
     baseline_arm, candidate_arm : str, optional
         The arm of each run to compare; needed when a run holds several.
     dataset : str, optional
-        Gate one dataset only (default: every dataset the runs share).
+        Gate one dataset only (default: every dataset of the baseline).
     settings : sotacheck.audit.gate.GateSettings, optional
         Alpha, the drop allowed, the smallest problem count, the mode and the resampling.
 
@@ -326,7 +326,8 @@ def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_ar
     Raises
     ------
     sotacheck.audit.gate.GateInputError
-        Unusable input (too few shared problems, an ambiguous arm): the CLI's exit 2.
+        Unusable input (a problem of the baseline the candidate lacks, unless ``settings.missing_as_failure``;
+        too few shared problems; an ambiguous arm): the CLI's exit 2.
 
     Examples
     --------

@@ -24,17 +24,25 @@ def _run_and_arm(spec: str) -> tuple[Path, str | None]:
 @click.option("--candidate", required=True, help="Candidate run, runs/B or runs/B:ARM.")
 @click.option("--dataset", default=None, help="Only this dataset (default: every shared one).")
 @click.option("--alpha", type=float, default=0.05, help="One-sided significance level.")
-@click.option("--max-drop", type=float, default=0.0,
-              help="Allowed drop in noninferiority mode, in percentage points (2 = two points); a value below 1 "
-                   "is read as the old fraction (0.02 = two points), with a deprecation warning.")
+@click.option("--max-drop", type=float, default=0.0, metavar="POINTS",
+              help="Allowed drop in noninferiority mode, in percentage points, never a fraction: 2 is two points, "
+                   "0.5 half a point.")
 @click.option("--min-n", type=int, default=30, help="Fewest shared problems the gate will decide on.")
 @click.option("--mode", default="significance", help="significance | noninferiority")
 @click.option("--max-error-rate", type=float, default=0.05, help="Most errored cells tolerated, as a fraction.")
+@click.option("--missing-as-failure", is_flag=True,
+              help="Judge the baseline's problems the candidate has no result for as failures (default: such a "
+                   "candidate is unusable input, exit 2, never a pass).")
 @click.option("--junit", type=PATH, default=None, help="Write JUnit XML here.")
 @click.option("--markdown", type=PATH, default=None, help="Write a Markdown summary here.")
 def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: float, max_drop: float, min_n: int,
-                 mode: str, max_error_rate: float, junit: Path | None, markdown: Path | None) -> None:
-    """Fail CI on a real drop in pass rate: exit 0 pass, 1 regression, 2 unusable input."""
+                 mode: str, max_error_rate: float, missing_as_failure: bool, junit: Path | None,
+                 markdown: Path | None) -> None:
+    """Fail CI on a real drop in pass rate: exit 0 pass, 1 regression, 2 unusable input.
+
+    The verdict and its explanation go to standard output; an input the gate cannot judge is one line on
+    standard error. Every problem of the baseline is compared: a candidate without a result for one is exit 2
+    (or, with --missing-as-failure, that problem is a failure)."""
     from sotacheck.audit.gate import GateSettings
     from sotacheck.core.errors import SotacheckError
     from sotacheck.reports.gate import explanation, junit_error_xml, junit_xml, markdown_error
@@ -42,9 +50,9 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
 
     try:
         with as_flags(alpha="--alpha", max_drop="--max-drop", min_n="--min-n", mode="--mode",
-                      max_error_rate="--max-error-rate", dataset="--dataset"):
-            settings = GateSettings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n,
-                                    mode=mode, max_error_rate=max_error_rate)  # type: ignore[arg-type]
+                      max_error_rate="--max-error-rate", dataset="--dataset", missing_as_failure="--missing-as-failure"):
+            settings = GateSettings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n, mode=mode,  # type: ignore[arg-type]
+                                    max_error_rate=max_error_rate, missing_as_failure=missing_as_failure)
             base_path, base_arm = _run_and_arm(baseline)
             cand_path, cand_arm = _run_and_arm(candidate)
             result = api.gate(base_path, candidate=cand_path, baseline_arm=base_arm, candidate_arm=cand_arm,
@@ -62,16 +70,13 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
         write_text(junit, junit_xml(result))
     if markdown is not None:
         write_text(markdown, render_markdown(result))
-    click.echo(explanation(result), err=True)
+    click.echo(explanation(result))
     raise click.exceptions.Exit(result.exit_code)
 
 
 def _max_drop_fraction(points: float) -> float:
-    """``--max-drop`` in points as the fraction the gate computes with; below 1, the old fraction."""
+    """``--max-drop`` in percentage points as the fraction the gate computes with (one unit, no guessing:
+    0.5 is half a point, never 50 points)."""
     if not 0 <= points < 100:
         raise UsageError(f"--max-drop must be in [0, 100) percentage points, got {points:g}")
-    if 0 < points < 1:
-        click.echo(f"sotacheck gate: deprecated: --max-drop {points:g} read as a fraction ({100 * points:g} points); "
-                   f"--max-drop is now in percentage points: write --max-drop {100 * points:g}", err=True)
-        return points
     return points / 100

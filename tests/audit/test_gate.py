@@ -50,8 +50,8 @@ def test_flipping_k_problems_matches_the_exact_one_sided_binomial(baseline_dir, 
     assert result.exit_code == (1 if expected_p < 0.05 else 0)  # passes up to k = 4, fails from k = 5
     done = run_gate("--baseline", str(baseline_dir), "--candidate", str(candidate))
     assert done.returncode == result.exit_code
-    lines = done.stderr.strip().splitlines()
-    assert "Power:" in lines[1] and len(lines) == 3  # the verdict, the dataset's decision, its problems
+    lines = done.stdout.strip().splitlines()  # the verdict is the command's output: on stdout
+    assert "Power:" in lines[1] and len(lines) == 3 and done.stderr == ""  # verdict, decision, its problems
     lost = sorted((str(p) for p in load_run(baseline_dir).outcomes.query("passed == True")["problem"][:k]),
                   key=lambda p: int(p.split("/")[1]))
     assert lines[2] == f"  Lost: {', '.join(lost) or 'none'}. Gained: none."
@@ -86,17 +86,21 @@ def test_exit_code_2_cases(tmp_path, baseline_dir) -> None:
     no_overlap = _small(tmp_path, "other", "x", [f"Other/{i}" for i in range(40)], [True] * 40)
     few = _small(tmp_path, "few", "x", ids[:10], [True] * 10)
     errors = _small(tmp_path, "errors", "x", ids, [None] * 10 + [True] * 30)
+    base = str(baseline_dir)
     cases = {
-        "no overlap": (["--candidate", str(no_overlap)], "no overlap"),
-        "missing arm": (["--candidate", f"{baseline_dir}:NoSuchArm"], "has no arm 'NoSuchArm'"),
-        "too few problems": (["--candidate", str(few)], "too few problems: the runs share 10"),
-        "too many errors": (["--candidate", str(errors)], "too many errors: 25.0 %"),
+        "no overlap": ([base, str(no_overlap)], "no overlap: the candidate has no result on any of the baseline's "
+                                                "164 problems of humaneval"),
+        "missing arm": ([base, f"{baseline_dir}:NoSuchArm"], "has no arm 'NoSuchArm'"),
+        "missing problems": ([base, str(few)], "the candidate lacks 154 of the baseline's 164 problems on humaneval "
+                                               "(HumanEval/10, HumanEval/11, "),
+        "too few problems": ([str(few), str(few)], "too few problems: the runs share 10"),
+        "too many errors": ([str(errors), str(errors)], "too many errors: 25.0 %"),
     }
-    for name, (args, message) in cases.items():
-        done = run_gate("--baseline", str(baseline_dir), *args)
+    for name, ((baseline, candidate), message) in cases.items():
+        done = run_gate("--baseline", baseline, "--candidate", candidate)
         assert done.returncode == 2, name
         assert message in done.stderr, (name, done.stderr)
-        assert "UNUSABLE INPUT (exit 2)" in done.stderr
+        assert "UNUSABLE INPUT (exit 2)" in done.stderr and done.stdout == ""
 
 
 def test_noninferiority_mode_uses_the_lower_bound(baseline_dir, tmp_path) -> None:
