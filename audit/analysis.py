@@ -31,7 +31,7 @@ from sotacheck.core.rundir import OutcomeError, Run
 
 __all__ = ["REQUESTED", "AnalysisResult", "ArmSummary", "Comparison", "NotCompared", "PairedOutcomes", "StudyResult",
            "UnscoredArm", "analyze", "combine_runs", "compare_arms", "compare_if_possible", "default_baseline",
-           "outcome_matrix", "paired_outcomes", "paper_defaults", "study_findings", "summarise_arm", "unscored_arm"]
+           "outcome_matrix", "paired_outcomes", "paper_defaults", "partial_repeats", "study_findings", "summarise_arm", "unscored_arm"]
 
 
 def combine_runs(runs: list[Run]) -> pd.DataFrame:
@@ -55,10 +55,26 @@ def combine_runs(runs: list[Run]) -> pd.DataFrame:
 
 
 def outcome_matrix(table: pd.DataFrame, arm: str, dataset: str) -> pd.DataFrame:
-    """Problems × repeats of 0/1 (NaN for errored or missing cells) for one arm on one dataset."""
+    """Problems × repeats of 0/1 (NaN for errored or missing cells) for one arm on one dataset, over the
+    repeats every problem has a cell for (:func:`partial_repeats` names the others).
+
+    A repeat index only some problems reach (a task judged on one more line than the others, a rerun stopped
+    part-way through a repeat) is left out for every problem: kept, it would make every other problem look
+    incomplete, and a run of 164 problems would be summarised on the one problem that has it. So every
+    command counts a run's problems alike."""
     cells = table[(table["arm"] == arm) & (table["dataset"] == dataset)]
     values = cells["passed"].astype("float")
-    return cells.assign(value=values).pivot(index="problem", columns="repeat", values="value")
+    matrix = cells.assign(value=values).pivot(index="problem", columns="repeat", values="value")
+    partial = partial_repeats(table, arm, dataset)
+    return matrix.drop(columns=list(partial)) if len(partial) < matrix.shape[1] else matrix
+
+
+def partial_repeats(table: pd.DataFrame, arm: str, dataset: str) -> tuple[int, ...]:
+    """The repeat indices some but not all of the arm's problems on ``dataset`` have a cell for (errored
+    cells count as cells: they are results that failed, not results that are absent)."""
+    cells = table[(table["arm"] == arm) & (table["dataset"] == dataset)]
+    problems = cells.groupby("repeat")["problem"].nunique()
+    return tuple(int(repeat) for repeat in problems.index[problems < cells["problem"].nunique()])
 
 
 @dataclass(frozen=True)
@@ -116,6 +132,10 @@ def summarise_arm(table: pd.DataFrame, arm: str, dataset: str, confidence_level:
     n_errors = int((cells["status"] == "error").sum())
     if n_errors:
         notes.append(f"{n_errors} errored cell(s) excluded (not counted as failures)")
+    partial = partial_repeats(table, arm, dataset)
+    if partial and len(partial) < cells["repeat"].nunique():
+        notes.append(f"repeat(s) {', '.join(map(str, partial))} present for only some problems left out: "
+                     f"every problem is counted on the repeats all of them have")
     if len(complete) < len(matrix):
         notes.append(f"{len(matrix) - len(complete)} problem(s) with errored or missing repeats left out")
     if complete.empty:

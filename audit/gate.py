@@ -194,7 +194,7 @@ def _coverage(base_table: pd.DataFrame, cand_table: pd.DataFrame, cand_arm: str,
     notes = []
     if missing and not settings.missing_as_failure:
         whole = (f"no overlap: the candidate has no result on any of the baseline's {len(base_problems)} problems "
-                 f"of {dataset}" + ("" if cand_problems else f" (gate the datasets both have with {{dataset}})")
+                 f"of {dataset}" + ("" if cand_problems else " (gate the datasets both have with {dataset})")
                  if missing == base_problems else
                  f"the candidate lacks {len(missing)} of the baseline's {len(base_problems)} problems on {dataset}")
         raise GateInputError(f"{whole} ({_first(missing)}); a problem left out is never a pass: judge them too, or "

@@ -18,6 +18,7 @@ from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 from sotacheck.reruns.benchmarks.registry import load_dataset
 from sotacheck.reruns.benchmarks.suites import base_tests
+from sotacheck.reruns.samples import Duplicates
 from sotacheck.reruns.sandbox.result import SandboxLimits
 from sotacheck.reruns.sandbox.submission import Verdict
 
@@ -97,7 +98,7 @@ class JudgeReport:
 def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = False, workers: int | None = None,
                   test_timeout_s: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
                   ray_address: str | None = None, progress: bool = False, hub_id: str | None = None,
-                  relative_timeout: bool = False) -> JudgeReport:
+                  relative_timeout: bool = False, duplicates: Duplicates = "equal") -> JudgeReport:
     """Judge a dataset's canonical solutions (``canonical``) or a samples file against its hidden tests; the
     dataset comes from ``hub_id`` where given (see ``loaders.load_dataset``). With ``relative_timeout`` each
     problem's per-test limit is max(4 s, 4 x its canonical solution's slowest test), measured first, as
@@ -132,7 +133,7 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
             pairs = [(p, p.canonical_solution or "") for p in data.problems]
         else:
             assert samples is not None
-            pairs = [(problems[s.task_id], s.code) for s in read_samples(samples, data)]
+            pairs = [(problems[s.task_id], s.code) for s in read_samples(samples, data, duplicates)]
         if pool is not None:
             own = None
             if relative_timeout:
@@ -174,11 +175,12 @@ def _judge_on_ray(data: Dataset, pairs: list[tuple[Problem, str]], limits: Sandb
         cluster.shutdown()
 
 
-def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None) -> Path:
+def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None, force: bool = False) -> Path:
     """The verdicts as a run directory: one arm (default: the samples file's name, or ``canonical``),
     repeat = the sample's occurrence index for its task; a sandbox failure is an ``error`` cell. On an EvalPlus
     dataset each sample also has a row on ``<dataset>-base`` with its base verdict, as ``sotacheck import
-    evalplus`` writes EvalPlus's own (``humaneval-plus`` and ``humaneval-plus-base``)."""
+    evalplus`` writes EvalPlus's own (``humaneval-plus`` and ``humaneval-plus-base``). An existing run
+    directory at ``out`` is replaced only with ``force``."""
     import pandas as pd
 
     from sotacheck.core.rundir import DatasetInfo, Manifest, write_run
@@ -200,7 +202,7 @@ def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None) -> 
     manifest = Manifest(name=out.name, source="sotacheck judge", files=files,
                         dataset=DatasetInfo(name=report.dataset.name, content_hash=report.dataset.content_hash,
                                             sources=list(report.dataset.sources), problems=len(report.dataset)))
-    return write_run(out, pd.DataFrame(rows), manifest, overwrite=True)
+    return write_run(out, pd.DataFrame(rows), manifest, overwrite=force)
 
 
 def flaky_problems(reports: Sequence[JudgeReport]) -> dict[str, list[str]]:

@@ -68,6 +68,10 @@ async def execute_run(run_dir: Path, spec: RunSpec | None = None, replay: bool =
 
     ``executor`` is ``local`` (this process) or ``ray`` (cells as Ray tasks, see ``reruns.executors``); it is
     not part of the spec, because it never changes a result: a run started on one resumes on the other."""
+    if spec is not None and not RunStore.exists(run_dir) and run_dir.is_dir() and any(run_dir.iterdir()):
+        # an imported or judged run (or any other folder): its outcome tables would be replaced
+        raise SotacheckError(f"{run_dir} already exists and holds no rerun (no run store) that this run could "
+                             f"resume; nothing was written: choose another --out, or remove it first")
     runner = make_executor(executor, ray_address)
     runner.connect()  # an unreachable cluster or a node without sotacheck: before any model call
     creating = spec is not None and not (run_dir / "store.sqlite").exists()

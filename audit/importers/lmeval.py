@@ -31,6 +31,7 @@ import pandas as pd
 from sotacheck.audit.importers.base import FunctionImporter, ImportOptions, Result
 from sotacheck.audit.importers.helpers import jsonl_rows, renamed
 from sotacheck.audit.importers.sniff import first_document, guess_format, sniff
+from sotacheck.core.errors import describe_unreadable_json
 from sotacheck.core.outcomes import OutcomeError
 from sotacheck.core.provenance import file_sha256
 
@@ -94,7 +95,7 @@ def read_results(file: Path) -> dict[str, Any]:
     try:
         payload = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise OutcomeError(f"{file}: not an lm-eval results file: invalid JSON ({exc})") from None
+        raise OutcomeError(f"{file}: not an lm-eval results file: {describe_unreadable_json(exc)}") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("results"), dict):
         raise OutcomeError(f"{file}: not an lm-eval results file (no `results` object){guess_format(file)}")
     return {key: payload[key] for key in _KEPT if key in payload}

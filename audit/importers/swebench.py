@@ -23,7 +23,7 @@ import yaml
 from sotacheck.audit.importers.base import FunctionImporter, Result
 from sotacheck.audit.importers.helpers import jsonl_rows, one_file
 from sotacheck.audit.importers.sniff import first_document, guess_format
-from sotacheck.core.errors import UsageError
+from sotacheck.core.errors import UsageError, describe_json_error, describe_unreadable_json
 from sotacheck.core.outcomes import OutcomeError, normalise
 from sotacheck.core.provenance import file_sha256
 
@@ -47,7 +47,7 @@ def read_instances(path: Path) -> list[str]:
         try:
             payload = json.loads(file.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise OutcomeError(f"{file}: invalid JSON ({exc})") from None
+            raise OutcomeError(f"{file}: {describe_unreadable_json(exc)}") from None
         if not isinstance(payload, list):
             raise OutcomeError(f"{file}: expected a JSON list of instance ids or of instances")
         ids = [_instance_id(item, f"{file}: item {i + 1}") for i, item in enumerate(payload)]
@@ -105,7 +105,7 @@ def _read_results(file: Path) -> dict[str, list[str]]:
     except (OSError, EOFError) as exc:
         raise OutcomeError(f"{file}: cannot read ({exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        where = f" ({describe_json_error(exc)})" if isinstance(exc, json.JSONDecodeError) else ""
         raise OutcomeError(f"{file}: not a SWE-bench results.json: invalid JSON{where}{guess_format(file)}") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("resolved"), list):
         raise OutcomeError(f"{file}: not a SWE-bench results.json (no `resolved` list){guess_format(file)}")

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sotacheck.core.errors import DataFileNotFound, SotacheckError
+from sotacheck.core.errors import DataFileNotFound, SotacheckError, describe_json_error
 from sotacheck.reruns.benchmarks import _evalplus_oracle as oracle
 from sotacheck.reruns.benchmarks import _evalplus_rules as rules
 from sotacheck.reruns.benchmarks.datadir import ENV_VAR, find_data_file
@@ -202,8 +202,8 @@ def _file_rows(path: Path) -> tuple[list[tuple[str, Any]], str]:
             try:
                 rows.append((f"{path}:{number}", json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise SotacheckError(f"{path}:{number}: not an EvalPlus release file: invalid JSON ({exc.msg} "
-                                     f"at column {exc.colno})") from None
+                raise SotacheckError(f"{path}:{number}: not an EvalPlus release file: invalid JSON "
+                                     f"({describe_json_error(exc)})") from None
     return rows, hashlib.sha256(content).hexdigest()
 
 

@@ -62,7 +62,8 @@ def datasets(data_dir: str | Path | None = None, *,
 def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,
           test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
           ray_address: str | None = None, progress: bool = False, run_out: str | Path | None = None,
-          arm: str | None = None, hub_id: str | None = None, relative_timeout: bool = False) -> JudgeReport:
+          arm: str | None = None, hub_id: str | None = None, relative_timeout: bool = False,
+          duplicates: str = "equal", force: bool = False) -> JudgeReport:
     """Judge a dataset's canonical solutions or a samples file against its hidden tests in the sandbox.
 
     Parameters
@@ -92,6 +93,13 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     relative_timeout : bool
         Each problem's per-test limit is max(4 s, 4 × its canonical solution's slowest test), as EvalPlus
         sets it (measured first; in the verdicts).
+    duplicates : str
+        What a task on several lines of ``samples`` is: ``equal`` (default) — several samples of it when every
+        task appears the same number of times (pass@k files), else an error naming the task and its lines;
+        ``first`` or ``last`` — that line only; ``samples`` — every line a sample, counts may differ.
+    force : bool
+        Replace an existing run directory at ``run_out`` (without it, one is an error before anything is
+        judged).
 
     Returns
     -------
@@ -104,7 +112,9 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
         Neither or both of ``samples`` and ``canonical``, an unknown ``executor``, ``relative_timeout`` with
         ``ray``, ``workers`` below 1, ``test_timeout`` not positive.
     InputError
-        A samples file that cannot be read, an unknown dataset.
+        A samples file that cannot be read, an unknown dataset, an existing ``run_out`` without ``force``.
+    SotacheckError
+        A task on more lines than the others under ``duplicates="equal"``.
 
     Examples
     --------
@@ -121,7 +131,9 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `workers` must be at least 1, got 0
     """
+    from sotacheck.core.rundir import check_replaceable
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
+    from sotacheck.reruns.samples import DUPLICATES
 
     if canonical == (samples is not None):
         raise UsageError("give exactly one of {canonical} and {samples}", parameters=("canonical", "samples"))
@@ -133,12 +145,17 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
         raise UsageError(f"{{workers}} must be at least 1, got {workers}", parameters=("workers",))
     if not test_timeout > 0:
         raise UsageError(f"{{test_timeout}} must be positive, got {test_timeout}", parameters=("test_timeout",))
+    if duplicates not in DUPLICATES:
+        raise UsageError(f"{{duplicates}} {duplicates!r}: expected one of {', '.join(DUPLICATES)}",
+                         parameters=("duplicates",))
+    if run_out is not None:  # before the judging, which takes minutes
+        check_replaceable(Path(run_out), force)
     judged = judge_dataset(dataset, samples=Path(samples) if samples is not None else None, canonical=canonical,
                            workers=workers, test_timeout_s=test_timeout, data_dir=data_dir, executor=executor,
                            ray_address=ray_address, progress=progress, hub_id=hub_id,
-                           relative_timeout=relative_timeout)
+                           relative_timeout=relative_timeout, duplicates=duplicates)  # type: ignore[arg-type]
     if run_out is not None:
-        write_judged_run(Path(run_out), judged, arm=arm)
+        write_judged_run(Path(run_out), judged, arm=arm, force=force)
     return judged
 
 

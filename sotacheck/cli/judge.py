@@ -22,7 +22,13 @@ from sotacheck.cli.options import PATH, as_flags, data_dir_option, executor_opti
               help="Sandbox workers (default: CPU count).")
 @click.option("--test-timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, help="Wall seconds per test.")
 @click.option("--run-out", type=PATH, default=None, help="Also write the verdicts as a run directory.")
+@click.option("--force", is_flag=True, help="Replace an existing run directory at --run-out.")
 @click.option("--arm", default=None, help="Arm name for --run-out (default: samples file name).")
+@click.option("--duplicates", type=click.Choice(["equal", "first", "last", "samples"]), default="equal",
+              show_default=True,
+              help="A task on several lines of --samples: 'equal' judges them as samples (repeats) when every task "
+                   "appears the same number of times, as pass@k files do, and refuses a file where one appears more "
+                   "often than the others; 'first'/'last' keep that line only; 'samples' judges every line.")
 @click.option("--audit-tests", is_flag=True,
               help="Instead of judging code: list the problems whose tests accept a cheap wrong program.")
 @click.option("--relative-timeout", is_flag=True,
@@ -34,8 +40,8 @@ from sotacheck.cli.options import PATH, as_flags, data_dir_option, executor_opti
 @executor_option
 @ray_address_option
 def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, out: Path | None, workers: int | None,
-          test_timeout: float, run_out: Path | None, arm: str | None, audit_tests: bool, relative_timeout: bool,
-          repeat: int,
+          test_timeout: float, run_out: Path | None, force: bool, arm: str | None, duplicates: str, audit_tests: bool,
+          relative_timeout: bool, repeat: int,
           data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
 
@@ -46,11 +52,12 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
         _audit(dataset, workers, test_timeout, data_dir, hub_id, as_json, out)
         return
     with as_flags(canonical="--canonical", samples="--samples FILE", executor="--executor",
-                  relative_timeout="--relative-timeout"):
+                  relative_timeout="--relative-timeout", duplicates="--duplicates"):
         reports = [api.judge(dataset, samples=samples, canonical=canonical, workers=workers, test_timeout=test_timeout,
                              data_dir=data_dir, executor=executor, ray_address=ray_address,
                              progress=not as_json and sys.stderr.isatty(), run_out=run_out if index == 0 else None,
-                             arm=arm, hub_id=hub_id, relative_timeout=relative_timeout) for index in range(repeat)]
+                             arm=arm, hub_id=hub_id, relative_timeout=relative_timeout, duplicates=duplicates,
+                             force=force) for index in range(repeat)]
     result = reports[0]
     flaky = api.flaky_problems(reports) if repeat > 1 else None
     report = result.as_dict()

@@ -69,7 +69,7 @@ def json_default(value: object) -> object:
 
 def write_text(path: Path, text: str) -> None:
     """Write an output file atomically (a reader never sees half of it)."""
-    from sotacheck.reports.files import write_atomically
+    from sotacheck.core.files import write_atomically
 
     write_atomically(path, text)
 

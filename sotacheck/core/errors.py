@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from json import JSONDecodeError
+
     from pydantic import ValidationError
 
 
@@ -71,3 +73,18 @@ def describe_validation_error(exc: ValidationError, whole: str) -> str:
     error = exc.errors()[0]
     field = ".".join(str(part) for part in error["loc"]) or whole
     return f"field `{field}`: {error['msg']}"
+
+
+def describe_json_error(exc: JSONDecodeError) -> str:
+    """The json module's error in one clause with its place: ``expecting value at line 3, column 1``,
+    ``unterminated string starting at line 1, column 10`` (some of its messages end in "at" already)."""
+    message = exc.msg[0].lower() + exc.msg[1:] if exc.msg else "invalid JSON"
+    at = "" if message.endswith(" at") else " at"
+    return f"{message}{at} line {exc.lineno}, column {exc.colno}"
+
+
+def describe_unreadable_json(exc: JSONDecodeError | UnicodeDecodeError) -> str:
+    """``invalid JSON (expecting value at line 3, column 1)``, or ``not UTF-8 text (byte 7)``."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start})"
+    return f"invalid JSON ({describe_json_error(exc)})"

@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -51,7 +50,8 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sotacheck.core.errors import describe_validation_error
+from sotacheck.core.errors import describe_json_error, describe_validation_error
+from sotacheck.core.files import staging_directory
 from sotacheck.core.outcomes import OutcomeError, normalise
 from sotacheck.core.provenance import git_revision, versions
 
@@ -168,7 +168,7 @@ def load_run(path: str | Path) -> Run:
     try:
         raw = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     except json.JSONDecodeError as exc:
-        raise OutcomeError(f"{manifest_path}: invalid JSON ({exc.msg} at line {exc.lineno})") from None
+        raise OutcomeError(f"{manifest_path}: invalid JSON ({describe_json_error(exc)})") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise OutcomeError(f"{manifest_path}: not readable as JSON text ({_first_line(exc)})") from None
     return Run(directory, normalise(frame, where), _migrate_manifest(raw, directory.name, str(manifest_path)),
@@ -241,11 +241,9 @@ def write_run(out: str | Path, outcomes: pd.DataFrame, manifest: Manifest | Mapp
     ``manifest`` may be given as its fields (see :func:`manifest_of`; the name defaults to the directory's)."""
     target = Path(out)
     manifest = manifest_of(manifest, name=target.name)
-    if target.exists() and any(target.iterdir()) and not overwrite:
-        raise OutcomeError(f"{target} already exists and is not empty (use --force to replace it)")
+    check_replaceable(target, overwrite)
     table = normalise(outcomes, str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    staging = staging_directory(target)
     try:
         _write_files(staging, table, manifest)
         if target.exists():
@@ -255,6 +253,16 @@ def write_run(out: str | Path, outcomes: pd.DataFrame, manifest: Manifest | Mapp
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def check_replaceable(target: Path, overwrite: bool) -> None:
+    """Refuse to replace a run directory (or any non-empty folder, or a file) at ``target`` unless
+    ``overwrite``: call it before long work whose result :func:`write_run` will write there."""
+    if target.exists() and not target.is_dir():
+        raise OutcomeError(f"{target} exists and is a file, not a run directory")
+    if target.is_dir() and any(target.iterdir()) and not overwrite:
+        raise OutcomeError(f"{target} already exists and is not empty; nothing was written (use --force to "
+                           f"replace it)")
 
 
 def export_into(run_dir: Path, outcomes: pd.DataFrame, manifest: Manifest,

