@@ -97,3 +97,57 @@ def test_an_error_names_the_parameter_to_python_and_the_flag_on_the_command_line
         assert capsys.readouterr().err.startswith(said)
     assert not (tmp_path / "cli").exists() and not (tmp_path / "api").exists()
 
+
+
+def test_a_json_error_reads_once_where_it_is(tmp_path: Path) -> None:
+    """json's own message "Unterminated string starting at" once came out as "starting at at column 10"."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "outcomes.csv").write_text("arm,dataset,problem,repeat,passed\na,d,p,0,1\n")
+    (run_dir / "run.json").write_text('{"name": "x')
+    samples = tmp_path / "s.jsonl"
+    samples.write_text('{"task_id": "HumanEval/0", "completion": "x')  # the string starts at column 42
+    for args, expected in (
+            (["analyze", str(run_dir)], f"{run_dir / 'run.json'}: invalid JSON (unterminated string starting at "
+                                        "line 1, column 10)"),
+            (["judge", "--dataset", "humaneval", "--samples", str(samples)],
+             f"{samples}:1: invalid JSON (unterminated string starting at line 1, column 42)")):
+        done = subprocess.run([*SOTACHECK, *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"sotacheck: error: {expected}"]
+        assert " at at " not in done.stderr
+
+
+def test_several_paths_after_a_repeatable_option_name_how_to_repeat_it(tmp_path: Path) -> None:
+    """``claims f.yaml --runs A B`` read B as a claims file; ``report RUN --claims a.yaml b.yaml`` read b.yaml as
+    a run: each says to repeat the option, and how."""
+    claims = RUNS.parent / "data" / "claims"
+    a, b = RUNS / "methods-qwen05b", tmp_path / "B"
+    b.mkdir()
+    done = subprocess.run([*SOTACHECK, "claims", str(claims / "mapcoder.yaml"), "--runs", str(a), str(b)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        f"sotacheck: error: {b} is a directory, not a claims file; to give several run directories, repeat --runs "
+        f"for each (--runs {a} --runs {b})"]
+    first, second = claims / "mapcoder.yaml", claims / "codesim.yaml"
+    done = subprocess.run([*SOTACHECK, "report", str(a), "--claims", str(first), str(second), "-o",
+                           str(tmp_path / "r.html")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and f"repeated for each (--claims {first} --claims {second})" in done.stderr
+    assert not (tmp_path / "r.html").exists()
+    help_text = subprocess.run([*SOTACHECK, "claims", "--help"], capture_output=True, text=True).stdout
+    assert "repeat it for each run" in " ".join(help_text.split())
+
+
+def test_rerun_into_a_folder_holding_another_kind_of_run_is_refused_and_nothing_is_replaced(tmp_path: Path) -> None:
+    """A rerun's --out onto an imported or judged run would have replaced its outcome tables."""
+    import shutil
+
+    target = tmp_path / "judged"
+    shutil.copytree(RUNS / "methods-qwen05b", target, ignore=shutil.ignore_patterns("store.sqlite*", "*.log"))
+    before = {path.name: path.read_bytes() for path in target.iterdir()}
+    done = subprocess.run([*SOTACHECK, "rerun", "--dataset", "humaneval", "--pipelines", "direct", "--model",
+                           "http://127.0.0.1:9/v1", "--model-name", "x", "--limit", "2", "--out", str(target)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        f"sotacheck: error: {target} already exists and holds no rerun (no run store) that this run could resume; "
+        "nothing was written: choose another --out, or remove it first"]
+    assert {path.name: path.read_bytes() for path in target.iterdir()} == before
