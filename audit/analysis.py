@@ -31,7 +31,8 @@ from sotacheck.core.rundir import OutcomeError, Run
 
 __all__ = ["REQUESTED", "AnalysisResult", "ArmSummary", "Comparison", "NotCompared", "PairedOutcomes", "StudyResult",
            "UnscoredArm", "analyze", "combine_runs", "compare_arms", "compare_if_possible", "default_baseline",
-           "outcome_matrix", "paired_outcomes", "paper_defaults", "partial_repeats", "study_findings", "summarise_arm", "unscored_arm"]
+           "outcome_matrix", "paired_outcomes", "paper_defaults", "partial_repeats", "study_findings", "summarise_arm",
+           "unscored_arm"]
 
 
 def combine_runs(runs: list[Run]) -> pd.DataFrame:

@@ -18,7 +18,6 @@ from typing import Literal
 from sotacheck.core.errors import SotacheckError, describe_json_error
 from sotacheck.reruns.benchmarks.problem import Dataset
 
-
 Duplicates = Literal["equal", "first", "last", "samples"]
 #: ``equal`` (the default): every task the same number of times, else an error; ``first``/``last``: one
 #: sample per task, the first or the last line; ``samples``: every line a sample, counts may differ.

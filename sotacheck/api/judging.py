@@ -153,7 +153,7 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     judged = judge_dataset(dataset, samples=Path(samples) if samples is not None else None, canonical=canonical,
                            workers=workers, test_timeout_s=test_timeout, data_dir=data_dir, executor=executor,
                            ray_address=ray_address, progress=progress, hub_id=hub_id,
-                           relative_timeout=relative_timeout, duplicates=duplicates)  # type: ignore[arg-type]
+                           relative_timeout=relative_timeout, duplicates=duplicates)
     if run_out is not None:
         write_judged_run(Path(run_out), judged, arm=arm, force=force)
     return judged

@@ -21,7 +21,7 @@ def leakage(run_dir: Path) -> None:
         click.echo(f"{run_dir}: clean: no hidden-test assert in any of {report.requests_checked} requests")
         return
     for call_id, problem, found in report.leaks[:20]:
-        click.echo(f"  call {call_id} ({problem}) contains hidden assert: {found[:100]}", err=True)
+        click.echo(f"  call {call_id} ({problem}) contains hidden assert: {found[:100]}")  # the finding: stdout
     raise InputError(f"{run_dir}: {len(report.leaks)} leak(s) of hidden tests into prompts")
 
 

@@ -84,6 +84,6 @@ def test_the_example_workflow_installs_from_the_repository_and_its_steps_run(env
         assert _bash(job_summary["run"], work, env).returncode == 0
         assert (work / "gate.xml").is_file()
     lost = ", ".join(f"HumanEval/{i}" for i in range(12))
-    assert f"Lost: {lost}. Gained: none." in done.stderr
+    assert f"Lost: {lost}. Gained: none." in done.stdout
     text = summary.read_text()
     assert text.count("## sotacheck gate:") == 2 and "✅ pass" in text and "❌ regression" in text
