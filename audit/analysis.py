@@ -66,16 +66,19 @@ def outcome_matrix(table: pd.DataFrame, arm: str, dataset: str) -> pd.DataFrame:
     cells = table[(table["arm"] == arm) & (table["dataset"] == dataset)]
     values = cells["passed"].astype("float")
     matrix = cells.assign(value=values).pivot(index="problem", columns="repeat", values="value")
-    partial = partial_repeats(table, arm, dataset)
+    partial = _partial_repeats(cells)
     return matrix.drop(columns=list(partial)) if len(partial) < matrix.shape[1] else matrix
 
 
 def partial_repeats(table: pd.DataFrame, arm: str, dataset: str) -> tuple[int, ...]:
     """The repeat indices some but not all of the arm's problems on ``dataset`` have a cell for (errored
     cells count as cells: they are results that failed, not results that are absent)."""
-    cells = table[(table["arm"] == arm) & (table["dataset"] == dataset)]
-    problems = cells.groupby("repeat")["problem"].nunique()
-    return tuple(int(repeat) for repeat in problems.index[problems < cells["problem"].nunique()])
+    return _partial_repeats(table[(table["arm"] == arm) & (table["dataset"] == dataset)])
+
+
+def _partial_repeats(cells: pd.DataFrame) -> tuple[int, ...]:
+    per_repeat = cells["repeat"].value_counts()  # one cell per problem and repeat (the pivot checks it)
+    return tuple(sorted(int(repeat) for repeat in per_repeat.index[per_repeat < cells["problem"].nunique()]))
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def summarise_arm(table: pd.DataFrame, arm: str, dataset: str, confidence_level:
     n_errors = int((cells["status"] == "error").sum())
     if n_errors:
         notes.append(f"{n_errors} errored cell(s) excluded (not counted as failures)")
-    partial = partial_repeats(table, arm, dataset)
+    partial = _partial_repeats(cells)
     if partial and len(partial) < cells["repeat"].nunique():
         notes.append(f"repeat(s) {', '.join(map(str, partial))} present for only some problems left out: "
                      f"every problem is counted on the repeats all of them have")

@@ -98,7 +98,7 @@ class JudgeReport:
 def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = False, workers: int | None = None,
                   test_timeout_s: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
                   ray_address: str | None = None, progress: bool = False, hub_id: str | None = None,
-                  relative_timeout: bool = False, duplicates: Duplicates = "equal") -> JudgeReport:
+                  relative_timeout: bool = False, duplicates: Duplicates = "auto") -> JudgeReport:
     """Judge a dataset's canonical solutions (``canonical``) or a samples file against its hidden tests; the
     dataset comes from ``hub_id`` where given (see ``loaders.load_dataset``). With ``relative_timeout`` each
     problem's per-test limit is max(4 s, 4 x its canonical solution's slowest test), measured first, as

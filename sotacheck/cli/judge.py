@@ -24,11 +24,12 @@ from sotacheck.cli.options import PATH, as_flags, data_dir_option, executor_opti
 @click.option("--run-out", type=PATH, default=None, help="Also write the verdicts as a run directory.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory at --run-out.")
 @click.option("--arm", default=None, help="Arm name for --run-out (default: samples file name).")
-@click.option("--duplicates", type=click.Choice(["equal", "first", "last", "samples"]), default="equal",
+@click.option("--duplicates", type=click.Choice(["auto", "first", "last", "samples"]), default="auto",
               show_default=True,
-              help="A task on several lines of --samples: 'equal' judges them as samples (repeats) when every task "
-                   "appears the same number of times, as pass@k files do, and refuses a file where one appears more "
-                   "often than the others; 'first'/'last' keep that line only; 'samples' judges every line.")
+              help="A task on several lines of --samples: 'auto' judges them as samples (repeats) in a file of several "
+                   "samples per task (pass@k: most tasks on two lines or more) and refuses a file of one line per task "
+                   "where a task appears again (a duplicated line); 'first'/'last' keep that line only; 'samples' "
+                   "judges every line.")
 @click.option("--audit-tests", is_flag=True,
               help="Instead of judging code: list the problems whose tests accept a cheap wrong program.")
 @click.option("--relative-timeout", is_flag=True,
