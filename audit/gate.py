@@ -3,7 +3,9 @@
 The gate compares the *baseline's* problems: a problem of the baseline the candidate has no result for is
 unusable input (:class:`GateInputError`, the command's exit 2), never a pass — a candidate that leaves out
 the problems it fails would otherwise pass — unless ``missing_as_failure`` asks for those problems to be
-judged as failures. Problems only the candidate has are not compared, and the decision says so.
+judged as failures, or ``candidate_problems_only`` asks for a gate of the slice the candidate ran (a
+``--limit`` rerun, say), which the decision then states as such: on n of the baseline's problems, the others
+not judged. Problems only the candidate has are not compared, and the decision says so.
 
 Pairs the problems (and repeats) both runs have, then per dataset:
 
@@ -61,8 +63,13 @@ class GateSettings:
     n_resamples: int = 9_999
     seed: int = 0
     missing_as_failure: bool = False
+    candidate_problems_only: bool = False
 
     def __post_init__(self) -> None:
+        if self.missing_as_failure and self.candidate_problems_only:
+            raise GateInputError("give at most one of {missing_as_failure} and {candidate_problems_only}: the baseline's "
+                                 "problems the candidate lacks are either failures or not judged",
+                                 parameters=("missing_as_failure", "candidate_problems_only"))
         if not 0 < self.alpha < 0.5:
             raise GateInputError(f"{{alpha}} must be in (0, 0.5), got {self.alpha}", parameters=("alpha",))
         if not 0 <= self.max_drop < 1:
@@ -109,6 +116,7 @@ class GateCheck:
     alpha: float = 0.05
     interval_method: Literal["exact", "bootstrap"] = "bootstrap"
     mode: Mode = "significance"
+    baseline_problems: int = 0  # the baseline's problems on the dataset, compared or not
 
     @property
     def interval_label(self) -> str:
@@ -185,22 +193,24 @@ def _first(ids: set[str], shown: int = 5) -> str:
 
 
 def _coverage(base_table: pd.DataFrame, cand_table: pd.DataFrame, cand_arm: str, dataset: str,
-              settings: GateSettings) -> tuple[pd.DataFrame, list[str]]:
-    """The candidate's table on ``dataset`` checked against the baseline's problems: a baseline problem the
-    candidate lacks is an error, or with ``missing_as_failure`` a failure in every repeat; the notes say what
-    was done and which problems only the candidate has (not compared)."""
+              settings: GateSettings) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """The two tables on ``dataset`` checked against the baseline's problems: a baseline problem the candidate
+    lacks is an error, or with ``missing_as_failure`` a failure in every repeat, or with
+    ``candidate_problems_only`` left out of both; the notes say what was done and which problems only the
+    candidate has (not compared)."""
     base_problems, cand_problems = _problems_of(base_table, dataset), _problems_of(cand_table, dataset)
     missing, extra = base_problems - cand_problems, cand_problems - base_problems
     notes = []
-    if missing and not settings.missing_as_failure:
+    if missing and not (settings.missing_as_failure or settings.candidate_problems_only):
         whole = (f"no overlap: the candidate has no result on any of the baseline's {len(base_problems)} problems "
                  f"of {dataset}" + ("" if cand_problems else " (gate the datasets both have with {dataset})")
                  if missing == base_problems else
                  f"the candidate lacks {len(missing)} of the baseline's {len(base_problems)} problems on {dataset}")
-        raise GateInputError(f"{whole} ({_first(missing)}); a problem left out is never a pass: judge them too, or "
-                             f"pass {{missing_as_failure}} to count them as failures",
-                             parameters=("dataset", "missing_as_failure"))
-    if missing:
+        raise GateInputError(f"{whole} ({_first(missing)}); a problem left out is never a pass: judge them too, pass "
+                             f"{{missing_as_failure}} to count them as failures, or {{candidate_problems_only}} to gate "
+                             f"only the slice the candidate ran",
+                             parameters=("dataset", "missing_as_failure", "candidate_problems_only"))
+    if missing and settings.missing_as_failure:
         cells = cand_table[cand_table["dataset"] == dataset]
         repeats = sorted(set(cells["repeat"])) or sorted(set(base_table.loc[base_table["dataset"] == dataset, "repeat"]))
         filler = pd.DataFrame([{"arm": cand_arm, "dataset": dataset, "problem": problem, "repeat": repeat,
@@ -208,9 +218,13 @@ def _coverage(base_table: pd.DataFrame, cand_table: pd.DataFrame, cand_arm: str,
         cand_table = pd.concat([cand_table, filler], ignore_index=True)
         notes.append(f"{len(missing)} of the baseline's problems absent from the candidate judged as failures, as "
                      f"asked ({_first(missing)})")
+    elif missing:
+        base_table = base_table[~((base_table["dataset"] == dataset) & base_table["problem"].astype(str).isin(missing))]
+        notes.append(f"a gate of the slice the candidate ran, as asked: {len(missing)} of the baseline's "
+                     f"{len(base_problems)} problems not judged ({_first(missing)})")
     if extra:
         notes.append(f"{len(extra)} problem(s) only in the candidate, not in the baseline, not compared ({_first(extra)})")
-    return cand_table, notes
+    return base_table, cand_table, notes
 
 
 def _exact_interval(drops: int, gains: int, n: int, alpha: float) -> ConfidenceInterval:
@@ -232,7 +246,8 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
             raise GateInputError(f"too many errors: {100 * rate:.1f} % of the {role}'s cells on {dataset} are "
                                  f"errors (no valid result), above the allowed {100 * settings.max_error_rate:.1f} %; "
                                  f"a gate on what is left could hide a regression")
-    cand_table, notes = _coverage(base_table, cand_table, cand_arm, dataset, settings)
+    baseline_problems = len(_problems_of(base_table, dataset))
+    base_table, cand_table, notes = _coverage(base_table, cand_table, cand_arm, dataset, settings)
     paired = paired_outcomes(base_table, base_arm, cand_table, cand_arm, dataset, common_repeats=True)
     shared, xb, xc = paired.problems, paired.a, paired.b
     if paired.unpaired:
@@ -277,7 +292,7 @@ def _check(base_table: pd.DataFrame, cand_table: pd.DataFrame, base_arm: str, ca
     return GateCheck(dataset, base_arm, cand_arm, len(shared), n_repeats, float(mean_b.mean()),
                      float(mean_c.mean()), diff, ci.low, ci.high, drops, gains, test_name, float(pvalue),
                      bool(regression), float(mdd), reason, tuple(notes), lost, gained, settings.alpha,
-                     "exact" if exact else "bootstrap", settings.mode)
+                     "exact" if exact else "bootstrap", settings.mode, baseline_problems)
 
 
 def _natural(problem: str) -> list[tuple[int, int | str]]:

@@ -28,8 +28,12 @@ def _pt(value: float, sign: bool = False) -> str:
 def _line(check: GateCheck) -> str:
     return (f"{check.candidate_arm} vs {check.baseline_arm} on {check.dataset}: {_pt(check.candidate_rate)} % vs "
             f"{_pt(check.baseline_rate)} % ({_pt(check.diff, True)} points, [{_pt(check.ci_low, True)}, "
-            f"{_pt(check.ci_high, True)}] = {check.interval_label}) over {check.n} problems x {check.n_repeats} "
-            f"repeat(s); {check.drops} lost, {check.gains} gained; {check.test}, p = {check.pvalue:.3g}")
+            f"{_pt(check.ci_high, True)}] = {check.interval_label}) over {check.n} problems{_of_baseline(check)} x "
+            f"{check.n_repeats} repeat(s); {check.drops} lost, {check.gains} gained; {check.test}, p = {check.pvalue:.3g}")
+
+
+def _of_baseline(check: GateCheck) -> str:
+    return f" (of the baseline's {check.baseline_problems})" if check.baseline_problems > check.n else ""
 
 
 def _problems(check: GateCheck) -> str:

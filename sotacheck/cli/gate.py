@@ -33,16 +33,20 @@ def _run_and_arm(spec: str) -> tuple[Path, str | None]:
 @click.option("--missing-as-failure", is_flag=True,
               help="Judge the baseline's problems the candidate has no result for as failures (default: such a "
                    "candidate is unusable input, exit 2, never a pass).")
+@click.option("--candidate-problems-only", is_flag=True,
+              help="Gate only the baseline's problems the candidate has (a slice, e.g. a --limit rerun): the others "
+                   "are not judged, and the decision says how many of the baseline's problems it covers.")
 @click.option("--junit", type=PATH, default=None, help="Write JUnit XML here.")
 @click.option("--markdown", type=PATH, default=None, help="Write a Markdown summary here.")
 def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: float, max_drop: float, min_n: int,
-                 mode: str, max_error_rate: float, missing_as_failure: bool, junit: Path | None,
-                 markdown: Path | None) -> None:
+                 mode: str, max_error_rate: float, missing_as_failure: bool, candidate_problems_only: bool,
+                 junit: Path | None, markdown: Path | None) -> None:
     """Fail CI on a real drop in pass rate: exit 0 pass, 1 regression, 2 unusable input.
 
     The verdict and its explanation go to standard output; an input the gate cannot judge is one line on
     standard error. Every problem of the baseline is compared: a candidate without a result for one is exit 2
-    (or, with --missing-as-failure, that problem is a failure)."""
+    (or, with --missing-as-failure, that problem is a failure; with --candidate-problems-only, the gate is of
+    the slice the candidate ran, and says so)."""
     from sotacheck.audit.gate import GateSettings
     from sotacheck.core.errors import SotacheckError
     from sotacheck.reports.gate import explanation, junit_error_xml, junit_xml, markdown_error
@@ -50,9 +54,11 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
 
     try:
         with as_flags(alpha="--alpha", max_drop="--max-drop", min_n="--min-n", mode="--mode",
-                      max_error_rate="--max-error-rate", dataset="--dataset", missing_as_failure="--missing-as-failure"):
+                      max_error_rate="--max-error-rate", dataset="--dataset", missing_as_failure="--missing-as-failure",
+                      candidate_problems_only="--candidate-problems-only"):
             settings = GateSettings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n, mode=mode,  # type: ignore[arg-type]
-                                    max_error_rate=max_error_rate, missing_as_failure=missing_as_failure)
+                                    max_error_rate=max_error_rate, missing_as_failure=missing_as_failure,
+                                    candidate_problems_only=candidate_problems_only)
             base_path, base_arm = _run_and_arm(baseline)
             cand_path, cand_arm = _run_and_arm(candidate)
             result = api.gate(base_path, candidate=cand_path, baseline_arm=base_arm, candidate_arm=cand_arm,

@@ -178,13 +178,22 @@ def test_a_candidate_leaving_out_its_failed_problems_is_exit_2_or_judged_with_th
     assert code == 2 and len(out.strip().splitlines()) == 1
     assert ("the candidate lacks 12 of the baseline's 40 problems on humaneval (HumanEval/0, HumanEval/1, "
             "HumanEval/2, HumanEval/3, HumanEval/4 and 7 more); a problem left out is never a pass: judge them too, "
-            "or pass --missing-as-failure to count them as failures") in out
+            "pass --missing-as-failure to count them as failures, or --candidate-problems-only to gate only the slice "
+            "the candidate ran") in out
     assert "unusable input" in junit.read_text()
     code, out = cli(capsys, "gate", "--baseline", str(base), "--candidate", str(cand), "--min-n", "10",
                     "--missing-as-failure")
     assert code == 1 and _p_lost(12, 0) < 0.05
     assert "70.0 % vs 100.0 %" in out and "12 lost, 0 gained" in out
     assert "12 of the baseline's problems absent from the candidate judged as failures, as asked" in out
+    code, out = cli(capsys, "gate", "--baseline", str(base), "--candidate", str(cand), "--min-n", "10",
+                    "--candidate-problems-only")  # a gate of the slice: all 28 it ran pass
+    assert code == 0 and "100.0 % vs 100.0 %" in out and "over 28 problems (of the baseline's 40)" in out
+    assert ("a gate of the slice the candidate ran, as asked: 12 of the baseline's 40 problems not judged "
+            "(HumanEval/0, HumanEval/1, HumanEval/2, HumanEval/3, HumanEval/4 and 7 more)") in out
+    code, out = cli(capsys, "gate", "--baseline", str(base), "--candidate", str(cand), "--missing-as-failure",
+                    "--candidate-problems-only")
+    assert code == 2 and "give at most one of --missing-as-failure and --candidate-problems-only" in out
 
 
 def test_problems_only_in_the_candidate_are_named_as_not_compared(tmp_path, capsys) -> None:
