@@ -188,5 +188,10 @@ def test_a_gate_between_runs_of_different_models_says_so() -> None:
                                            "model_identity": {"model": "m-1", "endpoint": "e"}})
     new = Run(None, normalise(cells, "x"), {"name": "new", "source": "sotacheck rerun", "spec": spec,
                                            "model_identity": {"model": "m-2", "endpoint": "e"}})
-    assert gate(old, new).checks[0].notes == ("baseline and candidate differ in model m-1 vs m-2",)
+    assert gate(old, new).checks[0].notes == ("baseline and candidate: differ in model m-1 vs m-2",)
     assert gate(old, old).checks[0].notes == ()
+    bare, other = (Run(None, normalise(cells, "x"), {"name": name, "source": "csv", "spec": spec}) for name in "ab")
+    assert gate(old, bare).checks[0].notes == ("baseline and candidate: the model is recorded in one only (m-1); "
+                                               "the endpoint is recorded in one only (e); the judge is recorded in "
+                                               "one only (sotacheck sandbox)",)
+    assert gate(bare, other).checks[0].notes == ("baseline and candidate: neither records the model, endpoint, judge",)
