@@ -38,7 +38,7 @@ from sotacheck.audit.importers.mapcoder import (
     mapcoder_file_sampling,
 )
 from sotacheck.audit.importers.sniff import first_document, guess_format
-from sotacheck.core.errors import UsageError, describe_json_error
+from sotacheck.core.errors import UsageError, describe_unreadable_json
 from sotacheck.core.outcomes import OutcomeError
 from sotacheck.core.provenance import file_sha256
 
@@ -103,9 +103,8 @@ def read_eval_results(file: Path) -> tuple[dict[str, Any], list[EvalPlusVerdict]
     except (OSError, EOFError) as exc:
         raise OutcomeError(f"{file}: cannot read ({exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" ({describe_json_error(exc)})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise OutcomeError(f"{file}: not an EvalPlus eval_results.json: invalid JSON{where} "
-                           f"({getattr(exc, 'msg', exc)}){guess_format(file)}") from None
+        raise OutcomeError(f"{file}: not an EvalPlus eval_results.json: {describe_unreadable_json(exc)}"
+                           f"{guess_format(file)}") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("eval"), dict):
         raise OutcomeError(f"{file}: not an EvalPlus eval_results.json (no `eval` object){guess_format(file)}")
     if not payload["eval"]:

@@ -30,7 +30,7 @@ import pandas as pd
 from sotacheck.audit.importers.base import FunctionImporter, ImportOptions, Result
 from sotacheck.audit.importers.helpers import renamed
 from sotacheck.audit.importers.sniff import ZIP_MAGIC, first_document, guess_format, head_bytes
-from sotacheck.core.errors import describe_json_error
+from sotacheck.core.errors import describe_unreadable_json
 from sotacheck.core.outcomes import OutcomeError, require_file
 from sotacheck.core.provenance import file_sha256
 
@@ -98,8 +98,7 @@ def _json_kind(file: Path) -> str | None:
     try:
         payload = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" ({describe_json_error(exc)})" if isinstance(exc, json.JSONDecodeError) else ""
-        return f"{file}: not an Inspect log: invalid JSON{where}"
+        return f"{file}: not an Inspect log: {describe_unreadable_json(exc)}"
     if not (isinstance(payload, dict) and isinstance(payload.get("eval"), dict) and "task" in payload["eval"]):
         return f"{file}: not an Inspect log (no `eval` spec with a `task`){guess_format(file)}"
     return None

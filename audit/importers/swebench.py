@@ -23,7 +23,7 @@ import yaml
 from sotacheck.audit.importers.base import FunctionImporter, Result
 from sotacheck.audit.importers.helpers import jsonl_rows, one_file
 from sotacheck.audit.importers.sniff import first_document, guess_format
-from sotacheck.core.errors import UsageError, describe_json_error, describe_unreadable_json
+from sotacheck.core.errors import UsageError, describe_unreadable_json
 from sotacheck.core.outcomes import OutcomeError, normalise
 from sotacheck.core.provenance import file_sha256
 
@@ -105,8 +105,8 @@ def _read_results(file: Path) -> dict[str, list[str]]:
     except (OSError, EOFError) as exc:
         raise OutcomeError(f"{file}: cannot read ({exc})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" ({describe_json_error(exc)})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise OutcomeError(f"{file}: not a SWE-bench results.json: invalid JSON{where}{guess_format(file)}") from None
+        raise OutcomeError(f"{file}: not a SWE-bench results.json: {describe_unreadable_json(exc)}"
+                           f"{guess_format(file)}") from None
     if not isinstance(payload, dict) or not isinstance(payload.get("resolved"), list):
         raise OutcomeError(f"{file}: not a SWE-bench results.json (no `resolved` list){guess_format(file)}")
     lists = {}

@@ -169,7 +169,8 @@ def test_bad_evalplus_input_is_one_line_naming_the_file(tmp_path: Path) -> None:
     with pytest.raises(OutcomeError, match=r"task 'HumanEval/0' sample 0: no `base_status`"):
         read_eval_results(wrong)
     wrong.write_text('{"eval": {')
-    with pytest.raises(OutcomeError, match=r"invalid JSON at line 1"):
+    with pytest.raises(OutcomeError, match=r"invalid JSON \(expecting property name enclosed in double quotes at "
+                                           r"line 1, column 11\)"):
         read_eval_results(wrong)
     empty = tmp_path / "empty"
     empty.mkdir()
