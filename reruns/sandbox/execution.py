@@ -19,8 +19,13 @@ supervisor. The launcher is a child subreaper and kills every descendant of an e
 leader with live threads counts as alive), whatever it did; as root, also every process of the slot's uid.
 The tests see the entry point, the problem's interface (``names``), the prompt's helpers and, for a
 standard-library module a test reads undefined, the supervisor's own module: no other name of the program's.
-Every cost a reply can impose on the decoder is bounded before the work, and a watchdog keeps the deadline
-inside decoding and the test code (``docs/judge.md`` has the full list, per class of attack).
+Every cost a reply can impose on the decoder is bounded before the work (hash floods included), a watchdog
+keeps the deadline inside decoding and the test code, and a backstop ends a supervisor stuck past it inside C
+(``docs/judge.md`` has the full list, per class of attack). The candidate's process is the author of nothing
+but its values (``child/_protocol.py``): which names the tests see, which reply answers which call, and when and
+how a program ended (observed by the launcher with ``wait4``) are decided on the trusted side; a message out of
+sequence, duplicated or malformed is an ``error``; any exception of the trusted side's own is that program's
+``error`` (``SandboxFailure``) and never reaches the next execution.
 
 **As root** (the jail, see ``child/_jail.py``): an empty network namespace; a dedicated unprivileged uid per slot
 with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter and its site-packages,

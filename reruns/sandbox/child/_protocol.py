@@ -122,9 +122,10 @@ def loading_report(message: Any, job: dict[str, Any], max_chars: int) -> tuple[l
     raise Violation("the first message is not a loading report")
 
 
-def call_reply(message: Any, sequence: int, n_args: int) -> tuple[str, Any, Any]:
+def call_reply(message: Any, sequence: int, watched: list[int]) -> tuple[str, Any, Any]:
     """A call's reply: ("ok", the value, [(argument index, new contents)]) or ("raise", (type name, message,
-    frames), whether it was a MemoryError). It must answer call ``sequence`` (of ``n_args`` arguments)."""
+    frames), whether it was a MemoryError). It must answer call ``sequence``, and change only arguments the
+    call named as ``watched`` (those the test holds)."""
     if type(message) is not list or len(message) < 2 or message[1] != sequence or type(message[1]) is not int:
         raise Violation("a reply out of sequence")
     if message[0] == "ok" and len(message) == 4 and type(message[3]) is list:
@@ -132,7 +133,9 @@ def call_reply(message: Any, sequence: int, n_args: int) -> tuple[str, Any, Any]
         for pair in message[3]:
             if type(pair) is not list or len(pair) != 2:
                 raise Violation("a changed argument is not an (index, value) pair")
-            changed.append((number(pair[0], "a changed argument's index", 0, n_args), pair[1]))
+            if type(pair[0]) is not int or pair[0] not in watched:
+                raise Violation("a changed argument the call did not name")
+            changed.append((pair[0], pair[1]))
         return "ok", message[2], changed
     if message[0] == "raise" and len(message) == 6 and type(message[4]) is list and type(message[5]) is bool:
         frames = [frame(part) for part in message[4][:MAX_FRAMES]]

@@ -341,7 +341,7 @@ class Session:
         except (_wire.NotData, RecursionError) as exc:
             raise TypeError(str(exc)) from None
         self.send(payload)
-        kind, value, extra = self.checked(call_reply, self.receive(), self.calls, len(args))
+        kind, value, extra = self.checked(call_reply, self.receive(), self.calls, watched)
         self.check_time()
         if kind == "ok":
             for index, new in extra:

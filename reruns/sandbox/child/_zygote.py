@@ -156,6 +156,8 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
             _tester.unwatch()
     except _tester.Abort:
         pass  # it ended while loading (no test had started), at the deadline, or broke the protocol
+    except LauncherFailed:
+        raise
     except Exception as exc:  # this side's own failure: the program's error, with its cause
         session.trusted_side_failed(exc)
     finally:

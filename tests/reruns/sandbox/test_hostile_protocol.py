@@ -272,6 +272,63 @@ def test_a_programs_output_never_raises_on_the_trusted_side(name: str) -> None:
     assert_not_passed_and_slot_clean(result, elapsed, program=True)
 
 
+# --- written against the new code, by one who read it ----------------------------------------------------
+
+AGAINST_THE_NEW_CODE = {
+    "the genuine loading report rewritten in its own process to add a name": IMPOSTOR + (
+        "_send = _wire.send\n"
+        "def _rewrite(fd, data):\n"
+        "    message = json.loads(data)\n"
+        "    if message[0] == 'loaded':\n"
+        "        message[1].append(['math', {'~': 'h', 'v': _candidate._Objects().handle(Liar())['v'], 'n': 'Liar'}])\n"
+        "        data = _wire.dumps(message)\n"
+        "    _send(fd, data)\n"
+        "import json\n_wire.send = _rewrite\n"),
+    "a change to an argument the call did not name": WRITE + (
+        "def square(x):\n    forge('[\"ok\",1,9,[[0,[1]]]]')\n    import time; time.sleep(60)\n"),
+    "a sequence number that is True": WRITE + "def square(x):\n    forge('[\"ok\",true,9,[]]')\n    os._exit(0)\n",
+    "a load error claiming it passed": WRITE + "forge('[\"load_error\",\"passed\",{}]')\nos._exit(0)\n",
+    "an exit report sent on every other descriptor": (
+        "import os\ndata = b'{\"exited\": 0, \"cpu_s\": 0}'\nfor fd in range(4, 1024):\n    try:\n"
+        "        os.write(fd, data)\n    except OSError:\n        pass\ndef square(x):\n    while True:\n        pass\n"),
+    "a reply of the right value for every call, from a thread reading the calls": WRITE + (
+        "import threading, _wire, marshal\n"
+        "def answer():\n"
+        "    while True:\n"
+        "        request = _wire.receive(3, 1 << 20)\n"
+        "        if request is None:\n            return\n"
+        "        call = marshal.loads(request[len(_wire.CALL_MARKER):])\n"
+        "        forge(_wire.dumps(['ok', call[5], 9, []]).decode())\n"
+        "threading.Thread(target=answer, daemon=True).start()\n"
+        "def square(x):\n    return x + x\n"),
+}
+PROGRAMS_AGAINST_THE_NEW_CODE = {
+    "the harness's exit made to report status 0 after the wrong answer's crash": (
+        "import _stdin_tests, os\nprint(41)\n_stdin_tests._finish = lambda streams: os._exit(0)\n"
+        "raise ValueError\n"),
+    "a main thread that ends while another prints the answer late": (
+        "import ctypes, threading, time, os\n"
+        "def late():\n    time.sleep(0.2)\n    os.write(1, b'42\\n')\n    time.sleep(30)\n"
+        "threading.Thread(target=late).start()\n"
+        "ctypes.CDLL(None).syscall({'x86_64': 60, 'aarch64': 93}.get(os.uname().machine, 60), 0)\n"),
+    "the answer printed by a daemon child after the program exits": (
+        "import os, time\nif os.fork() == 0:\n    time.sleep(0.3)\n    print(42, flush=True)\n    os._exit(0)\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(AGAINST_THE_NEW_CODE))
+def test_wrong_programs_written_against_the_new_code_are_not_passed(name: str) -> None:
+    tests = MATH_TESTS if "add a name" in name else TESTS
+    result, elapsed = run(AGAINST_THE_NEW_CODE[name], tests)
+    assert_not_passed_and_slot_clean(result, elapsed)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS_AGAINST_THE_NEW_CODE))
+def test_programs_written_against_the_new_code_are_not_passed(name: str) -> None:
+    result, elapsed = run_program(PROGRAMS_AGAINST_THE_NEW_CODE[name])
+    assert_not_passed_and_slot_clean(result, elapsed, program=True)
+
+
 # --- after the judge exits, and in the command's plain text ------------------------------------------------
 
 @pytest.mark.skipif(not IS_ROOT, reason="the slot's own uid needs root")
