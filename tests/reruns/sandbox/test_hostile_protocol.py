@@ -238,12 +238,15 @@ FORGED_REPLIES = {  # each a raise or load report with fields of the wrong type 
     "a message that is a number": '["raise",1,"ValueError",' + "7" * 5000 + ',[],false]',
     "a type name that is a list": '["raise",1,["E"],"m",[],false]',
     "a frame that is a string": '["raise",1,"ValueError","m",["frame"],false]',
-    "a surrogate file name": '["raise",1,"ValueError","m",[["\\ud800",1,"\\udc00","\\ud800x",1,0,1]],false]',
     "a memory flag that is a string": '["raise",1,"MemoryError","m",[],"yes"]',
     "a huge column": '["raise",1,"ValueError","m",[["<candidate>",1,"f","x",1,' + "9" * 30 + ',2]],false]',
 }
 TEXTS.update({name: WRITE + f"def square(x):\n    forge({reply!r})\n    import time; time.sleep(60)\n"
               for name, reply in FORGED_REPLIES.items()})
+# A well-formed reply whose every text is unsafe: made safe, not refused.
+TEXTS["a reply of surrogate file, function and line"] = WRITE + (
+    "def square(x):\n    forge('[\"raise\",1,\"ValueError\",\"m\",[[\"\\\\ud800\",1,\"\\\\udc00\",\"\\\\ud800x\",1,0,1]],false]')\n"
+    "    os._exit(0)\n")
 ASSERT_MESSAGES = ["assert square(3) == 9, square(3)", "assert square(4) == 16, f'got {square(4)}'"]
 
 
