@@ -47,7 +47,7 @@ from typing import Any
 
 import _candidate
 from _hidden import hidden_data, package_dirs
-from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring
+from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring, remove_ipc_objects
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
@@ -188,46 +188,6 @@ def _make_jail(site_dirs: list[str]) -> Jail | None:
         return None
 
 
-_IPC_INFO = ctypes.create_string_buffer(256)
-_IPC_COUNTS = (ctypes.c_int.from_buffer(_IPC_INFO, 0), ctypes.c_int.from_buffer(_IPC_INFO, 4 * 7))
-_SHMCTL, _MSGCTL, _SEMCTL = _LIBC.shmctl, _LIBC.msgctl, _LIBC.semctl
-
-
-def _ipc_objects_exist() -> bool:
-    """Whether any System V IPC object exists in this IPC namespace (three system calls: SHM_INFO's
-    ``used_ids``, MSG_INFO's ``msgpool``, SEM_INFO's ``semusz``). The buffer and its views are made once:
-    the launcher runs this after every execution, and every object it makes is a page it writes."""
-    used, semusz = _IPC_COUNTS
-    used.value = 0
-    if _SHMCTL(0, 14, _IPC_INFO) < 0 or used.value:
-        return True
-    if _MSGCTL(0, 12, _IPC_INFO) < 0 or used.value:
-        return True
-    semusz.value = 0
-    return _SEMCTL(0, 0, 19, _IPC_INFO) < 0 or bool(semusz.value)
-
-
-def _remove_ipc_objects() -> None:
-    """Every System V IPC object in the launcher's own IPC namespace (only its candidates use it)."""
-    if not _ipc_objects_exist():
-        return
-    for kind in ("shm", "msg", "sem"):
-        try:
-            with open(f"/proc/sysvipc/{kind}") as fh:
-                rows = [row.split() for row in fh.read().splitlines()[1:]]
-        except OSError:
-            continue
-        for fields in rows:
-            if len(fields) > 1:
-                number = int(fields[1])
-                if kind == "shm":
-                    _LIBC.shmctl(number, 0, None)  # IPC_RMID
-                elif kind == "msg":
-                    _LIBC.msgctl(number, 0, None)
-                else:
-                    _LIBC.semctl(number, 0, 0, None)
-
-
 def _wait(pid: int, timeout: float) -> int | None:
     """The process's wait status once it has exited, or None after ``timeout`` seconds."""
     done, status = os.waitpid(pid, os.WNOHANG)
@@ -339,11 +299,12 @@ class Launcher:
             return
         waiting = select.poll()
         waiting.register(control, select.POLLIN)
+        pidfd: int | None = None
         try:
-            pidfd: int | None = os.pidfd_open(self.pid)
+            pidfd = os.pidfd_open(self.pid)
             waiting.register(pidfd, select.POLLIN)
         except OSError:
-            pidfd = None  # no pidfd (an old kernel): poll the process every 10 ms
+            pass  # no pidfd (an old kernel): poll the process every 10 ms
         try:
             while True:
                 ready = [fd for fd, _ in waiting.poll(None if pidfd is not None else 10)]
@@ -378,7 +339,7 @@ class Launcher:
         if self.uid is not None and keys_of(self.uid) > OWN_KEYRINGS:
             clear_keyrings_of(self.uid)
         if self.jail is not None:
-            _remove_ipc_objects()
+            remove_ipc_objects()
         elif self.workdir is not None:
             try:
                 os.rmdir(self.workdir)  # the usual case: the candidate left nothing behind

@@ -128,7 +128,7 @@ class Backstop:
     is armed."""
 
     SIGNAL = signal.SIGUSR2
-    GRACE_S = 1.5
+    GRACE_S = 1.0
     _CLOCK_MONOTONIC, _TIMER_ABSTIME, _SIGEV_SIGNAL = 1, 1, 0
 
     def __init__(self) -> None:

@@ -23,10 +23,11 @@ enters (``_strict.safe_text``): no lone surrogate or control character reaches a
 field is converted with ``str()``/``int()`` of a value the candidate chose (a 5,000-digit ``int`` raises
 there): every field must already be of its exact type.
 
-A new kind of runner on the supervisor's side uses: ``_tester.Session`` (``send``/``receive``/``request``,
-``await_exit``, ``pending_messages``, ``finish``), :func:`loading_report` through ``_returns.load_candidate``,
-:func:`call_reply` through ``Session.request``, :func:`program_outcome`, and :class:`Violation` for anything
-else it reads from the candidate's process.
+A new kind of runner on the supervisor's side uses ``_tester.Session`` (``send``, ``receive``, ``request``,
+``wait_for``, ``read_pending``, ``decoded``, ``finish``), ``_returns.load_candidate`` (which checks the
+loading report with :func:`loading_report`), ``_stdin_tests.await_exit`` for the launcher's report of the
+process's end (:func:`program_outcome` reads it), and :class:`Violation` (through ``Session.checked``) for
+anything else it reads from the candidate's process.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ import os
 import sys
 import time
 import types
-from typing import Any, NoReturn
+from typing import Any
 
 import _wire
 from _outputs import PROGRAM_TEST_PREFIX, accepted, decode_output, normalise_text
@@ -47,6 +47,7 @@ from _returns import load_candidate
 from _strict import CANDIDATE_FILE, describe, exception_message, own_frames, safe_text
 
 _REQUEST_BYTES = 256 * 1024 * 1024
+_PENDING_BYTES = 1 << 20  # what is read of the channel once the candidate process has ended
 
 
 def is_program_job(tests: list[str]) -> bool:
@@ -62,6 +63,31 @@ def io_feedback(stdin: str, expected: str, actual: str, max_chars: int) -> str:
     part = max(40, max_chars // 4)
     return (f"Input:\n{_truncated(stdin.rstrip(), part)}\nExpected output:\n{_truncated(expected.rstrip(), part)}\n"
             f"Actual output:\n{_truncated(actual, part)}")
+
+
+def await_exit(session: Any) -> dict[str, Any]:
+    """Until the launcher reports that the candidate process ended (its wait status and CPU time, observed
+    by the launcher: ``_jail.Launcher.watch``), reading output meanwhile; Abort at the deadline."""
+    session.launcher.watch()
+    session.wait_for(session.launcher.socket.fileno())
+    report: dict[str, Any] = session.launcher.exit_report()
+    session.drain_output()
+    return report
+
+
+def pending_messages(session: Any) -> list[Any]:
+    """Every whole message on the channel once the candidate process has ended, decoded; a part of one, or
+    more than ``_PENDING_BYTES``, is a violation."""
+    data = session.read_pending(_PENDING_BYTES)
+    messages = []
+    while data:
+        size = int.from_bytes(data[:_wire.HEADER], "little")
+        if len(data) < _wire.HEADER + size:
+            raise session.violation("a part of a message")
+        messages.append(session.decoded(data[_wire.HEADER:_wire.HEADER + size]))
+        data = data[_wire.HEADER + size:]
+    session.check_time()
+    return messages
 
 
 def run_program_job(job: dict[str, Any], session: Any,
@@ -83,8 +109,8 @@ def run_program_job(job: dict[str, Any], session: Any,
     started = time.monotonic()
     try:
         session.send(_wire.dumps(["run", stdin]))
-        ended = session.await_exit()
-        outcome = session.checked(program_outcome, ended, session.pending_messages(), float(limits["cpu_time_s"]),
+        ended = await_exit(session)
+        outcome = session.checked(program_outcome, ended, pending_messages(session), float(limits["cpu_time_s"]),
                                   max_chars)
         session.check_time()
     except abort:

@@ -72,8 +72,8 @@ def describe(type_name: str, message: str, frames: list[Frame], max_chars: int,
     """Exception type, truncated message, and the traceback text over ``frames``; every text made safe
     (:func:`safe_text`) before ``traceback`` formats it (its carets encode a frame's line)."""
     type_name, message = safe_text(type_name), safe_text(message)
-    frames = [(safe_text(file), line, safe_text(function), safe_text(text), *rest)
-              for file, line, function, text, *rest in frames]
+    frames = [(safe_text(file), line, safe_text(function), safe_text(text), end, start_col, end_col)
+              for file, line, function, text, end, start_col, end_col in frames]
     if recursion and len(frames) > 6:
         frames = frames[:3] + frames[-3:]
     summary = traceback.StackSummary.from_list([

@@ -41,7 +41,6 @@ from _testcache import CompiledTests
 
 MAX_REPLY_BYTES = 32 * 1024 * 1024  # decoding 32 MiB of JSON takes about a second
 OUTPUT_KEPT = 8192
-_PENDING_BYTES = 1 << 20  # what is read of the channel once the candidate process has ended
 
 
 class Abort(BaseException):
@@ -207,9 +206,10 @@ class Session:
                 raise self.end(["error", f"output exceeded {self.limits['max_output_bytes']} bytes",
                                 "OutputLimitExceeded"])
 
-    def _wait(self, events: int) -> None:
-        """Until the channel is ready for ``events``, reading output meanwhile; Abort at a deadline."""
-        self._poll.register(self.channel, events)
+    def wait_for(self, descriptor: int, events: int = select.POLLIN) -> None:
+        """Until ``descriptor`` (the channel, or the launcher's socket) is ready for ``events``, reading output
+        meanwhile; Abort at a deadline."""
+        self._poll.register(descriptor, events)
         try:
             while True:
                 now = time.monotonic()
@@ -217,11 +217,11 @@ class Session:
                 if now >= deadline:
                     raise self._deadline_passed(now)
                 for fd, _ in self._poll.poll((deadline - now) * 1000 + 1):
-                    if fd == self.channel:
+                    if fd == descriptor:
                         return
                     self.drain_output()
         finally:
-            self._poll.unregister(self.channel)
+            self._poll.unregister(descriptor)
 
     def send(self, payload: bytes) -> None:
         data = memoryview(len(payload).to_bytes(_wire.HEADER, "little") + payload)
@@ -229,7 +229,7 @@ class Session:
             try:
                 data = data[os.write(self.channel, data):]
             except BlockingIOError:
-                self._wait(select.POLLOUT)
+                self.wait_for(self.channel, select.POLLOUT)
             except OSError:
                 raise self.end(gone=True) from None
 
@@ -244,15 +244,11 @@ class Session:
                 if len(self._buffer) >= _wire.HEADER + size:
                     if len(self._buffer) > _wire.HEADER + size:  # one message answers one request
                         raise self.violation("a message nobody asked for")
-                    payload = self._buffer[_wire.HEADER:]
-                    self._buffer = b""
-                    try:
-                        value = self.decode(payload)
-                    except ValueError as exc:
-                        raise self.violation(f"a malformed message ({safe_text(str(exc))})") from None
+                    payload, self._buffer = self._buffer[_wire.HEADER:], b""
+                    value = self.decoded(payload)
                     self.check_time()  # decoding counts against the deadline
                     return value
-            self._wait(select.POLLIN)  # before reading: the answer is almost never there yet
+            self.wait_for(self.channel)  # before reading: the answer is almost never there yet
             try:
                 chunk = os.read(self.channel, 1 << 20)
             except BlockingIOError:
@@ -263,39 +259,16 @@ class Session:
                 raise self.end(gone=True)
             self._buffer += chunk
 
-    def finish(self) -> None:
-        """After the last reply: a message still on the channel was one nobody asked for."""
+    def decoded(self, payload: bytes) -> Any:
+        """A message's value (``_wire``'s decoder: plain data and handles); a malformed one is a violation."""
         try:
-            if self._buffer or os.read(self.channel, 1):
-                raise self.violation("a message nobody asked for")
-        except (BlockingIOError, ConnectionError):
-            pass
+            return self.decode(payload)
+        except ValueError as exc:
+            raise self.violation(f"a malformed message ({safe_text(str(exc))})") from None
 
-    def await_exit(self) -> dict[str, Any]:
-        """Until the launcher reports that the candidate process ended (its wait status and CPU time, observed
-        by the launcher: ``_jail.Launcher.watch``), reading output meanwhile; Abort at the deadline."""
-        self.launcher.watch()
-        control = self.launcher.socket.fileno()
-        self._poll.register(control, select.POLLIN)
-        try:
-            while True:
-                now = time.monotonic()
-                deadline = min(self.problem_deadline, self.test_deadline)
-                if now >= deadline:
-                    raise self._deadline_passed(now)
-                for fd, _ in self._poll.poll((deadline - now) * 1000 + 1):
-                    if fd == control:
-                        report: dict[str, Any] = self.launcher.exit_report()
-                        self.drain_output()
-                        return report
-                    self.drain_output()
-        finally:
-            self._poll.unregister(control)
-
-    def pending_messages(self) -> list[Any]:
-        """Every whole message on the channel now (once the candidate process has ended), decoded; a part of
-        one, or more than ``_PENDING_BYTES``, is a violation."""
-        while len(self._buffer) <= _PENDING_BYTES:
+    def read_pending(self, limit: int) -> bytes:
+        """What is on the channel now, unread (more than ``limit`` bytes is a violation)."""
+        while len(self._buffer) <= limit:
             try:
                 chunk = os.read(self.channel, 1 << 16)
             except (BlockingIOError, ConnectionError):
@@ -303,20 +276,18 @@ class Session:
             if not chunk:
                 break
             self._buffer += chunk
-        if len(self._buffer) > _PENDING_BYTES:
+        if len(self._buffer) > limit:
             raise self.violation("too much on the channel")
-        messages, data, self._buffer = [], self._buffer, b""
-        while data:
-            size = int.from_bytes(data[:_wire.HEADER], "little")
-            if len(data) < _wire.HEADER or len(data) < _wire.HEADER + size:
-                raise self.violation("a part of a message")
-            try:
-                messages.append(self.decode(data[_wire.HEADER:_wire.HEADER + size]))
-            except ValueError as exc:
-                raise self.violation(f"a malformed message ({safe_text(str(exc))})") from None
-            data = data[_wire.HEADER + size:]
-        self.check_time()
-        return messages
+        data, self._buffer = self._buffer, b""
+        return data
+
+    def finish(self) -> None:
+        """After the last reply: a message still on the channel was one nobody asked for."""
+        try:
+            if self._buffer or os.read(self.channel, 1):
+                raise self.violation("a message nobody asked for")
+        except (BlockingIOError, ConnectionError):
+            pass
 
     def _outgoing(self, value: Any) -> Any:
         if type(value) is Remote and object.__getattribute__(value, "_session") is self:

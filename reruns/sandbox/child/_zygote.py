@@ -173,12 +173,12 @@ def supervise(job: dict[str, Any]) -> dict[str, Any]:
         os.close(output_r)
     if session.kill_reason is not None or session.gone:
         done = False
-    ended = status is not None and own  # the process's own end, not the launcher's kill
+    ended = status if own else None  # the process's own end, not the launcher's kill
     return {
         "events": events, "done": done, "kill_reason": session.kill_reason,
         "current_test": current if not done else None,
-        "signal": os.WTERMSIG(status) if ended and os.WIFSIGNALED(status) else None,
-        "exit_code": os.WEXITSTATUS(status) if ended and os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(ended) if ended is not None and os.WIFSIGNALED(ended) else None,
+        "exit_code": os.WEXITSTATUS(ended) if ended is not None and os.WIFEXITED(ended) else None,
         "duration_s": time.monotonic() - started,
         "output_tail": safe_text(session.output.decode(errors="replace")[-2000:]),
     }
