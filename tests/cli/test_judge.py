@@ -188,3 +188,22 @@ def test_relative_timeout_is_each_problems_own_and_recorded(tmp_path, data_dir) 
     assert [r["status"] for r in results] == ["passed", "timeout"]
     assert [r["test_timeout_s"] for r in results] == [4.0, 4.0]
     assert "4 s wall limit" in results[1]["message"]
+
+
+def test_apps_execeval_names_the_passes_only_its_rules_give(tmp_path, data_dir) -> None:
+    """``print("nan")`` passes an APPS problem only by ExecEval's NaN rule: counted and named, in JSON and text."""
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.sandbox.child._outputs import accepted
+
+    problems = load_dataset("apps-execeval", data_dir).problems
+    nan_prone = next(p.id for p in problems if p.hidden_io and all(
+        test.judgeable and accepted(test.outputs, "nan", "execeval") for test in p.hidden_io))
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": nan_prone, "solution": "print('nan')\n"}) + "\n")
+    report = json.loads(run("judge", "--dataset", "apps-execeval", "--samples", str(samples), "--json",
+                            data_dir=data_dir).stdout)
+    assert report["passed"] == 1 and report["execeval_only"] == {"n": 1, "problems": [nan_prone]}
+    text = run("judge", "--dataset", "apps-execeval", "--samples", str(samples), data_dir=data_dir).stdout
+    assert f"1 passed only by ExecEval's rules (the strict rules reject an output): {nan_prone}" in text
+    strict = json.loads(run("judge", "--dataset", "apps", "--samples", str(samples), "--json", data_dir=data_dir).stdout)
+    assert strict["passed"] == 0 and "execeval_only" not in strict
