@@ -86,6 +86,9 @@ class JudgeReport:
             from sotacheck.reruns.sandbox.stdin_programs import output_rules
 
             report["output_rules"] = output_rules(self.dataset.name)  # how stdout was compared (``_outputs``)
+            if report["output_rules"] == "execeval":  # the passes the strict rules would not give
+                lenient = [verdict.problem_id for verdict in self.verdicts if verdict.result.execeval_only]
+                report["execeval_only"] = {"n": len(lenient), "problems": lenient}
         if self.base_verdicts is not None and self.base_passed is not None:
             n = len(self.verdicts)
             report["base"] = {"passed": self.base_passed, "pass_rate": self.base_passed / n if n else float("nan")}

@@ -19,8 +19,13 @@ supervisor. The launcher is a child subreaper and kills every descendant of an e
 leader with live threads counts as alive), whatever it did; as root, also every process of the slot's uid.
 The tests see the entry point, the problem's interface (``names``), the prompt's helpers and, for a
 standard-library module a test reads undefined, the supervisor's own module: no other name of the program's.
-Every cost a reply can impose on the decoder is bounded before the work, and a watchdog keeps the deadline
-inside decoding and the test code (``docs/judge.md`` has the full list, per class of attack).
+Every cost a reply can impose on the decoder is bounded before the work (hash floods included), a watchdog
+keeps the deadline inside decoding and the test code, and a backstop ends a supervisor stuck past it inside C
+(``docs/judge.md`` has the full list, per class of attack). The candidate's process is the author of nothing
+but its values (``child/_protocol.py``): which names the tests see, which reply answers which call, and when and
+how a program ended (observed by the launcher with ``wait4``) are decided on the trusted side; a message out of
+sequence, duplicated or malformed is an ``error``; any exception of the trusted side's own is that program's
+``error`` (``SandboxFailure``) and never reaches the next execution.
 
 **As root** (the jail, see ``child/_jail.py``): an empty network namespace; a dedicated unprivileged uid per slot
 with no capabilities; ``chroot`` into a minimal read-only tree (the interpreter and its site-packages,
@@ -64,6 +69,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import time
 from typing import Any
 
 from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits, Status, TestResult, combined_status
@@ -122,13 +128,19 @@ def execute(code: str, tests: list[str] | tuple[str, ...], *, setup: str = "",
            "nonce": os.urandom(16).hex(),  # secrets.token_hex, without importing secrets (random, hmac)
            "uid": uid, "isolate_network": limits.isolate_network,
            "limits": _limits_dict(limits)}
-    reply = supervisor(slot, limits.isolate_network).request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
+    running = supervisor(slot, limits.isolate_network)
+    started = time.monotonic()
+    reply = running.request(job, limits.problem_timeout_s + _REPLY_GRACE_S)
     if reply is None or "supervisor_error" in reply:
         if uid is not None:
             from sotacheck.reruns.sandbox.child._procs import kill_uid  # the failure path only: ctypes stays out of start-up
 
             kill_uid(uid)
-        detail = reply["supervisor_error"] if reply else "it died or stopped answering"
+        if reply is None and running.failure == "deadline":
+            return ExecutionResult("timeout", exception_type="Timeout", duration_s=time.monotonic() - started,
+                                   message="the judge's own work on the candidate's values passed the test's "
+                                           "wall limit (stopped by the supervisor's backstop)")
+        detail = reply["supervisor_error"] if reply else running.failure
         return ExecutionResult("error", exception_type="SandboxFailure",
                                message=f"the sandbox supervisor failed: {detail}")
     return _result(reply, len(tests))
@@ -142,7 +154,7 @@ def _result(reply: dict[str, Any], n_tests: int) -> ExecutionResult:
     load = next((e for e in events if e.get("event") == "loaded"), None)
     results = [TestResult(index=int(e["test"]), status=e["status"], exception_type=e.get("exception_type"),
                           message=e.get("message"), feedback=e.get("feedback"),
-                          duration_s=e.get("duration_s"))
+                          duration_s=e.get("duration_s"), execeval_only=bool(e.get("execeval_only")))
                for e in events if e.get("event") == "end"]
     if load is not None and load["status"] != "ok":
         return ExecutionResult(load["status"], tuple(results), load.get("exception_type"),
@@ -170,6 +182,8 @@ def _result(reply: dict[str, Any], n_tests: int) -> ExecutionResult:
                                    f"killed by {name} (CPU time limit)", None, duration, tail)
         return ExecutionResult("crashed", tuple(results), name, f"killed by signal {name}", None,
                                duration, tail)
+    code = reply.get("exit_code")
+    ended = (f"exited with code {code}" if code is not None
+             else "closed its channel and was stopped")
     return ExecutionResult("error", tuple(results), "NoReport",
-                           f"the child exited with code {reply.get('exit_code')} before reporting all tests",
-                           None, duration, tail)
+                           f"the candidate process {ended} before reporting all tests", None, duration, tail)

@@ -50,6 +50,7 @@ class TestResult:
     feedback: str | None = None
     duration_s: float | None = None
     output: str | None = None
+    execeval_only: bool = False  # passed by ExecEval's rules alone: the strict rules reject its output (``apps-execeval``)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,11 @@ class ExecutionResult:
     @property
     def passed(self) -> bool:
         return self.status == "passed"
+
+    @property
+    def execeval_only(self) -> bool:
+        """Passed, but only by ExecEval's output rules: a test's output the strict rules reject."""
+        return self.passed and any(test.execeval_only for test in self.tests)
 
     @property
     def first_failure(self) -> TestResult | None:

@@ -54,7 +54,7 @@ def run_program_tests(pool: SandboxPool, code: str, tests: Sequence[IOTest], *,
         ran = single.tests[0] if single.tests else TestResult(index, single.status, single.exception_type,
                                                               single.message, single.feedback)
         results.append(TestResult(index, ran.status, ran.exception_type, ran.message, ran.feedback, ran.duration_s,
-                                  single.output_tail))
+                                  single.output_tail, ran.execeval_only))
         if ran.status != "passed" and not tail:
             tail = single.output_tail
         if stop_at_first_failure and ran.status != "passed":

@@ -64,6 +64,12 @@ def _site_packages() -> list[str]:
     return [directory for directory in site.getsitepackages() if os.path.isdir(directory)]
 
 
+# The signal a supervisor's backstop ends it with, past an execution's deadline (``child/_namespace.Backstop``).
+BACKSTOP_SIGNAL = signal.SIGUSR2
+# How long a stopped supervisor's launcher may take to stop its candidate processes and exit.
+LAUNCHER_EXIT_S = 5.0
+
+
 class _Supervisor:
     """One zygote process for one worker slot; restarted whenever it dies or hangs."""
 
@@ -72,22 +78,32 @@ class _Supervisor:
         self._proc: subprocess.Popen[bytes] | None = None
         self._replies = select.poll()  # the running zygote's stdout, registered by ``ensure``
         self._isolate_network = isolate_network
+        # Open in the supervisor and its launcher only (never in a candidate process): its end is theirs.
+        self._lifeline: int | None = None
+        self.failure = ""  # why the last request got no reply
 
     def ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
+            if self._proc is not None:
+                self.close()
+            lifeline, held = os.pipe()
+            self._lifeline = lifeline
             self._proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(ZYGOTE_SCRIPT), *(["--isolate-network"] if self._isolate_network else []),
                  *(arg for directory in _site_packages() for arg in ("--path", directory)),
                  *(["--test-cache", cache] if (cache := test_cache_dir()) else []), "--cpu", str(slot_cpu(self._slot))],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=supervisor_environment(),
-                stderr=subprocess.DEVNULL, start_new_session=True)
+                stderr=subprocess.DEVNULL, start_new_session=True, pass_fds=(held,))
+            os.close(held)
             assert self._proc.stdout is not None
             self._replies = select.poll()
             self._replies.register(self._proc.stdout, select.POLLIN)
         return self._proc
 
     def request(self, job: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-        """Send a job and wait for its reply; None (and a restart next time) if the zygote fails."""
+        """Send a job and wait for its reply; None (and a restart next time) if the zygote fails, with the
+        cause in :attr:`failure` (``deadline`` when its backstop ended it past the execution's deadline)."""
+        self.failure = "it died or stopped answering"
         proc = self.ensure()
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -104,12 +120,30 @@ class _Supervisor:
         return None
 
     def close(self) -> None:
+        """Stop the supervisor; its launcher then stops every candidate process and exits (it sees the
+        supervisor's socket close), which the lifeline's end shows; a launcher still there after
+        ``LAUNCHER_EXIT_S`` is killed with the supervisor's process group."""
         if self._proc is not None:
             try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
+                self._proc.kill()
             except OSError:
                 pass
-            self._proc.wait()
+            if self._proc.wait() == -BACKSTOP_SIGNAL:
+                self.failure = "deadline"
+            if self._lifeline is not None:
+                if not select.select([self._lifeline], [], [], LAUNCHER_EXIT_S)[0]:
+                    try:
+                        os.killpg(self._proc.pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                os.close(self._lifeline)
+                self._lifeline = None
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
             self._proc = None
 
 

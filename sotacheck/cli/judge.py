@@ -80,7 +80,12 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     rules = report.get("output_rules")
     if rules is not None:
         click.echo(f"  outputs compared by the {rules} rules"
-                   + (" (ExecEval's: a NaN matches any number)" if rules == "execeval" else " (a NaN matches only a NaN)"))
+                   + (" (ExecEval's: a NaN matches any number, integers as 129-bit floats)" if rules == "execeval"
+                      else " (a NaN matches only a NaN, integers digit for digit)"))
+    lenient = report.get("execeval_only")
+    if lenient is not None:
+        click.echo(f"  {lenient['n']} passed only by ExecEval's rules (the strict rules reject an output)"
+                   + (": " + " ".join(lenient["problems"]) if lenient["problems"] else ""))
     base = result.base_verdicts
     if base is not None and result.base_passed is not None:  # an EvalPlus dataset: both of its figures
         n = len(verdicts)

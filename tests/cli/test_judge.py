@@ -301,3 +301,22 @@ def test_files_and_run_directories_follow_the_umask(tmp_path, data_dir) -> None:
     other = tmp_path / "other.md"
     subprocess.run([*SOTACHECK, "table", str(run_dir), "-o", str(other)], check=True, umask=0o077)
     assert other.stat().st_mode & 0o777 == 0o600  # a stricter umask is kept too
+
+
+def test_apps_execeval_names_the_passes_only_its_rules_give(tmp_path, data_dir) -> None:
+    """``print("nan")`` passes an APPS problem only by ExecEval's NaN rule: counted and named, in JSON and text."""
+    from sotacheck.reruns.benchmarks import load_dataset
+    from sotacheck.reruns.sandbox.child._outputs import accepted
+
+    problems = load_dataset("apps-execeval", data_dir).problems
+    nan_prone = next(p.id for p in problems if p.hidden_io and all(
+        test.judgeable and accepted(test.outputs, "nan", "execeval") for test in p.hidden_io))
+    samples = tmp_path / "s.jsonl"
+    samples.write_text(json.dumps({"task_id": nan_prone, "solution": "print('nan')\n"}) + "\n")
+    report = json.loads(run("judge", "--dataset", "apps-execeval", "--samples", str(samples), "--json",
+                            data_dir=data_dir).stdout)
+    assert report["passed"] == 1 and report["execeval_only"] == {"n": 1, "problems": [nan_prone]}
+    text = run("judge", "--dataset", "apps-execeval", "--samples", str(samples), data_dir=data_dir).stdout
+    assert f"1 passed only by ExecEval's rules (the strict rules reject an output): {nan_prone}" in text
+    strict = json.loads(run("judge", "--dataset", "apps", "--samples", str(samples), "--json", data_dir=data_dir).stdout)
+    assert strict["passed"] == 0 and "execeval_only" not in strict

@@ -151,13 +151,13 @@ def _flush_output() -> None:
             pass
 
 
-def _error_reply(exc: BaseException, max_chars: int) -> list[Any]:
+def _error_reply(exc: BaseException, max_chars: int, sequence: int) -> list[Any]:
     """The exception as plain data: its type's name, message and the candidate's frames."""
     try:
-        reply = ["raise", type(exc).__name__, exception_message(exc)[: max_chars * 4], own_frames(exc),
+        reply = ["raise", sequence, type(exc).__name__, exception_message(exc)[: max_chars * 4], own_frames(exc),
                  isinstance(exc, MemoryError)]
     except BaseException:  # no memory left to describe it, or a message that cannot be made
-        reply = ["raise", type(exc).__name__, "", [], isinstance(exc, MemoryError)]
+        reply = ["raise", sequence, type(exc).__name__, "", [], isinstance(exc, MemoryError)]
     exc.__traceback__ = None
     return reply
 
@@ -214,7 +214,7 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
         _stdin_tests.serve_program(channel, program, max_feedback_chars)
     entry_point = job.get("entry_point")
     wanted = set(job.get("names") or ())
-    every = "*" in wanted  # a pipeline's feedback: every name (see ``_tester``)
+    every = "*" in wanted  # a pipeline's feedback: every name (see ``_tester``); the supervisor checks the names
     names = [[name, _encode_global(value, objects)] for name, value in list(namespace.items())
              if name == entry_point or name in wanted or (every and not name.startswith("__"))]
     _flush_output()
@@ -230,8 +230,8 @@ def serve(channel: int, jail_root: str | None, workdir: str) -> None:
 
 def _answer(request: list[Any], objects: _Objects, max_feedback_chars: int) -> list[Any]:
     """One operation; ``watched``: the positions of mutable arguments the test holds a reference to,
-    whose new contents go back if the call changed them."""
-    operation, number, args, kwargs, watched = request
+    whose new contents go back if the call changed them; the reply repeats the call's sequence number."""
+    operation, number, args, kwargs, watched, sequence = request
     target = objects.by_number[int(number)]
     before = {int(index): _wire.dumps(_wire.encode_value(args[int(index)], objects.handle))
               for index in watched if type(args[int(index)]) in MUTABLE}
@@ -243,9 +243,9 @@ def _answer(request: list[Any], objects: _Objects, max_feedback_chars: int) -> l
             new = _wire.encode_value(args[index], objects.handle)
             if _wire.dumps(new) != old:
                 changed.append([index, new])
-        reply = ["ok", encoded, changed]
+        reply = ["ok", sequence, encoded, changed]
     except BaseException as exc:
-        reply = _error_reply(exc, max_feedback_chars)
+        reply = _error_reply(exc, max_feedback_chars, sequence)
         del exc
         gc.collect()  # a MemoryError's frames may hold what filled the memory
     _flush_output()
@@ -269,7 +269,7 @@ def warm_up() -> None:
     target = objects.handle(lambda *args, **kwargs: (list(args), kwargs))
     for _ in range(16):
         request = _wire.dumps(["call", target["v"], _wire.encode_value(sample, objects.handle),
-                               _wire.encode_value({"key": 1}, objects.handle), [0]])
+                               _wire.encode_value({"key": 1}, objects.handle), [0], 1])
         _wire.dumps(_answer(decode(request), objects, 2000))
         _encode_global(sample, objects)
     objects.by_number.clear()

@@ -7,7 +7,11 @@ descriptors, the launcher sends the supervisor a *spare*: the channel and output
 process forked ahead, which waits (as root, unconfined, running only ``_candidate.serve``) for its job;
 the job says how to confine itself. The supervisor's one command, ``stop`` (with the uid), ends that
 process and everything it started, cleans up, answers its wait status; then the launcher forks the next
-spare and sends it, off the path of the executions.
+spare and sends it, off the path of the executions. Before it, ``watch`` has the launcher report the
+candidate process's end as soon as it happens (its wait status and CPU time, from ``wait4``): a
+standard-input program's end and status are what the launcher observes, never what the candidate's
+process says (``_protocol``). When the supervisor is gone (its socket closes), the launcher stops the
+candidate process and everything it started, and exits.
 
 **The jail** (root, with mount namespaces available). At start the launcher enters its own mount and
 System V IPC namespaces and builds a root directory on a small read-only tmpfs holding only: ``/usr``
@@ -43,7 +47,7 @@ from typing import Any
 
 import _candidate
 from _hidden import hidden_data, package_dirs
-from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring
+from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring, remove_ipc_objects
 
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
@@ -184,46 +188,6 @@ def _make_jail(site_dirs: list[str]) -> Jail | None:
         return None
 
 
-_IPC_INFO = ctypes.create_string_buffer(256)
-_IPC_COUNTS = (ctypes.c_int.from_buffer(_IPC_INFO, 0), ctypes.c_int.from_buffer(_IPC_INFO, 4 * 7))
-_SHMCTL, _MSGCTL, _SEMCTL = _LIBC.shmctl, _LIBC.msgctl, _LIBC.semctl
-
-
-def _ipc_objects_exist() -> bool:
-    """Whether any System V IPC object exists in this IPC namespace (three system calls: SHM_INFO's
-    ``used_ids``, MSG_INFO's ``msgpool``, SEM_INFO's ``semusz``). The buffer and its views are made once:
-    the launcher runs this after every execution, and every object it makes is a page it writes."""
-    used, semusz = _IPC_COUNTS
-    used.value = 0
-    if _SHMCTL(0, 14, _IPC_INFO) < 0 or used.value:
-        return True
-    if _MSGCTL(0, 12, _IPC_INFO) < 0 or used.value:
-        return True
-    semusz.value = 0
-    return _SEMCTL(0, 0, 19, _IPC_INFO) < 0 or bool(semusz.value)
-
-
-def _remove_ipc_objects() -> None:
-    """Every System V IPC object in the launcher's own IPC namespace (only its candidates use it)."""
-    if not _ipc_objects_exist():
-        return
-    for kind in ("shm", "msg", "sem"):
-        try:
-            with open(f"/proc/sysvipc/{kind}") as fh:
-                rows = [row.split() for row in fh.read().splitlines()[1:]]
-        except OSError:
-            continue
-        for fields in rows:
-            if len(fields) > 1:
-                number = int(fields[1])
-                if kind == "shm":
-                    _LIBC.shmctl(number, 0, None)  # IPC_RMID
-                elif kind == "msg":
-                    _LIBC.msgctl(number, 0, None)
-                else:
-                    _LIBC.semctl(number, 0, 0, None)
-
-
 def _wait(pid: int, timeout: float) -> int | None:
     """The process's wait status once it has exited, or None after ``timeout`` seconds."""
     done, status = os.waitpid(pid, os.WNOHANG)
@@ -289,6 +253,7 @@ class Launcher:
         self.subreaper = _candidate.PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
         lock_session_keyring()  # inherited by every candidate process: none can keep a key in it
         self.pid: int | None = None  # the candidate process of the current execution
+        self.exited: int | None = None  # its wait status, once ``watch`` reaped it
         self.uid: int | None = None
         self.spare: int | None = None  # forked ahead, waiting (as root, unconfined) for its job
         self.workdir: str | None = None
@@ -326,12 +291,42 @@ class Launcher:
         self.spare = pid  # None when the fork failed: the supervisor sees the channel close at once
         return supervisor_channel, output_r
 
-    def stop(self, grace: bool) -> int | None:
+    def watch(self, control: Any) -> None:
+        """Until the candidate process ends (then reap it and tell the supervisor its wait status and CPU
+        time) or the supervisor sends its next command."""
+        if self.pid is None:
+            control.sendall(json.dumps({"exited": None, "cpu_s": 0.0}).encode())
+            return
+        waiting = select.poll()
+        waiting.register(control, select.POLLIN)
+        pidfd: int | None = None
+        try:
+            pidfd = os.pidfd_open(self.pid)
+            waiting.register(pidfd, select.POLLIN)
+        except OSError:
+            pass  # no pidfd (an old kernel): poll the process every 10 ms
+        try:
+            while True:
+                ready = [fd for fd, _ in waiting.poll(None if pidfd is not None else 10)]
+                pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+                if pid:
+                    self.exited = status
+                    control.sendall(json.dumps({"exited": status,
+                                                "cpu_s": usage.ru_utime + usage.ru_stime}).encode())
+                    return
+                if control.fileno() in ready:
+                    return  # the supervisor's next command (a stop at the deadline)
+        finally:
+            if pidfd is not None:
+                os.close(pidfd)
+
+    def stop(self, grace: bool) -> dict[str, Any]:
         """End the candidate process (after ``grace`` for one that is ending by itself) and all it
-        started; returns its wait status."""
-        status = None
-        if self.pid is not None:
-            status = _wait(self.pid, KILL_GRACE_S) if grace else None
+        started; its wait status, and whether it ended by itself (``own``) rather than by this kill."""
+        status, own = self.exited, self.exited is not None
+        if self.pid is not None and not own:
+            status = _wait(self.pid, KILL_GRACE_S if grace else 0)
+            own = status is not None
             try:
                 os.killpg(self.pid, signal.SIGKILL)  # it, and its children still in its group
             except OSError:
@@ -344,7 +339,7 @@ class Launcher:
         if self.uid is not None and keys_of(self.uid) > OWN_KEYRINGS:
             clear_keyrings_of(self.uid)
         if self.jail is not None:
-            _remove_ipc_objects()
+            remove_ipc_objects()
         elif self.workdir is not None:
             try:
                 os.rmdir(self.workdir)  # the usual case: the candidate left nothing behind
@@ -353,8 +348,8 @@ class Launcher:
 
                 shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
-        self.pid = None
-        return status
+        self.pid, self.exited = None, None
+        return {"status": status, "own": own}
 
 
 def serve(control: Any, site_dirs: list[str]) -> None:
@@ -373,10 +368,17 @@ def serve(control: Any, site_dirs: list[str]) -> None:
         send_fds(control, b'{"spare": true}', list(fds))
         for fd in fds:
             os.close(fd)
-        message = control.recv(1 << 16)
-        if not message:
-            os._exit(0)
-        command = json.loads(message)  # "stop": the spare sent last is the execution's candidate process
-        launcher.pid, launcher.spare, launcher.uid = launcher.spare, None, command.get("uid")
-        tmp_bytes = int(command.get("tmp_bytes", tmp_bytes))
-        control.sendall(json.dumps({"status": launcher.stop(bool(command.get("grace")))}).encode())
+        launcher.pid, launcher.spare = launcher.spare, None  # the execution's candidate process, once its job comes
+        while True:
+            message = control.recv(1 << 16)
+            if not message:  # the supervisor is gone: so are the candidate process and all it started
+                launcher.stop(False)
+                os._exit(0)
+            command = json.loads(message)
+            if command.get("op") == "watch":
+                launcher.watch(control)
+                continue
+            launcher.uid = command.get("uid")
+            tmp_bytes = int(command.get("tmp_bytes", tmp_bytes))
+            control.sendall(json.dumps(launcher.stop(bool(command.get("grace")))).encode())
+            break

@@ -24,15 +24,20 @@ from reading that code (it is not copied; it needs ``gmpy2``, which this does wi
 
 **Two rule sets.** ``execeval`` is ExecEval's, NaN included (``apps-execeval``, and the sample-I/O feedback
 pipelines get, as MapCoder's ``evaluate_sample_io`` did). ``strict`` (the default, ``apps``) is the same
-but for that one rule: a NaN matches only a NaN, so no fixed output (``print("nan")``) matches arbitrary
-expected numbers. No other rule lets a fixed output match more than the outputs equal to it token by token
-(within 1e-12 for numbers, any case for yes/no/true/false).
+but for two rules: a NaN matches only a NaN, so no fixed output (``print("nan")``) matches arbitrary
+expected numbers; and two tokens that are both integers (:func:`integer_text`) match only when they are the
+same integer, digit for digit and of any length (ExecEval rounds both to 129 bits, about 39 digits, so a
+58-digit answer whose last 18 digits are zeros matched). No other rule lets a fixed output match more than
+the outputs equal to it token by token (within 1e-12 for other numbers, any case for yes/no/true/false).
+``_stdin_tests`` marks a test passed by ``execeval`` whose output ``strict`` rejects (``execeval_only``).
 
-Where this differs from ExecEval: decimal exponents beyond ±4000 (a DoS guard here: such a number is taken
-as ±infinity or zero instead of being rounded in MPFR's huge exponent range); the final difference is
-compared exactly, where gmpy2 rounds it to 53 bits first (it matters only within 1e-28 of the tolerance);
-and ExecEval failed the whole request (the problem unsolved) for an input with a non-ASCII character or an
-accepted output that is not a string, which is outside these rules (``sotacheck.reruns.benchmarks.apps``).
+Where this differs from ExecEval: magnitudes beyond about 10**±4000 (a DoS guard here: such a number is
+taken as ±infinity or zero instead of being rounded in MPFR's huge exponent range) and digits past the
+first 200 significant ones (read as one sticky digit: the same rounding unless a 129-bit rounding boundary
+falls among them); the final difference is compared exactly, where gmpy2 rounds it to 53 bits first (it
+matters only within 1e-28 of the tolerance); and ExecEval failed the whole request (the problem unsolved)
+for an input with a non-ASCII character or an accepted output that is not a string, which is outside these
+rules (``sotacheck.reruns.benchmarks.apps``).
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ RULES = ("strict", "execeval")
 TOLERANCE = Fraction(1e-12)  # ExecEval's PRECISION is mpfr(1e-12): the double nearest 1e-12, exactly
 _MPFR_BITS = 129
 _MAX_DECIMAL_EXPONENT = 4000
+_MAX_BITS = 13_300  # 2 ** 13_300 is about 10 ** 4004: the same guard for 0x and 0b numbers
+_KEPT_DIGITS = 200
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 _CASELESS_WORDS = frozenset({"yes", "no", "true", "false"})
 _DECIMAL = re.compile(r"([+-]?)([0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE@]([+-]?[0-9]+))?")
 _SPECIAL = re.compile(r"([+-]?)(inf|infinity|nan|@inf@|@nan@)", re.IGNORECASE)
@@ -88,9 +96,23 @@ def _round_to_bits(value: Fraction, bits: int = _MPFR_BITS) -> Fraction:
     return sign * Fraction(round(magnitude * scale)) / scale
 
 
+def _kept(significant: str, exponent: int, base: int) -> Fraction:
+    """The number ``significant`` (digits in ``base``, no leading zero) times ``base ** exponent``, with only
+    its first ``_KEPT_DIGITS`` digits and a sticky digit for the rest: the same 129-bit rounding (a rounding
+    boundary would have to fall among the dropped digits) at a bounded cost (no ``int()`` of a
+    million digits, no gcd of million-bit numbers)."""
+    if len(significant) > _KEPT_DIGITS:
+        sticky = "1" if significant[_KEPT_DIGITS:].strip("0") else "0"
+        exponent += len(significant) - _KEPT_DIGITS - 1
+        significant = significant[:_KEPT_DIGITS] + sticky
+    return Fraction(int(significant, base)) * Fraction(base) ** exponent
+
+
 def parse_number(token: str) -> Fraction | str | None:
     """The number a token is to gmpy2's ``mpfr`` (rounded to 129 bits), ``"inf"``/``"-inf"``/``"nan"`` for
-    the special values, or None when it is not a number."""
+    the special values, or None when it is not a number. Its cost is bounded whatever the token's length: a
+    magnitude beyond about 10**±4000 is infinite or zero here (a DoS guard; MPFR's range is wider), and only
+    the first ``_KEPT_DIGITS`` significant digits are read (:func:`_kept`)."""
     if not token.isascii():
         return None
     text = token.replace("_", "")
@@ -103,21 +125,43 @@ def parse_number(token: str) -> Fraction | str | None:
     if prefixed:
         digits, base = (prefixed.group(1), 16) if prefixed.group(1) is not None else (prefixed.group(2), 2)
         whole, _, fraction = digits.partition(".")
-        value = Fraction(int(whole or "0", base)) + Fraction(int(fraction or "0", base), base ** len(fraction))
-        return _round_to_bits(value)
+        significant = (whole + fraction).lstrip("0")
+        magnitude_bits = (len(significant) - len(fraction)) * (4 if base == 16 else 1)
+        if not significant or magnitude_bits < -_MAX_BITS:
+            return Fraction(0)
+        if magnitude_bits > _MAX_BITS:
+            return _INFINITY
+        return _round_to_bits(_kept(significant, -len(fraction), base))
     decimal = _DECIMAL.fullmatch(text)
     if not decimal:
         return None
     sign, digits, exponent_text = decimal.groups()
     whole, _, fraction = digits.partition(".")
-    exponent = int(exponent_text or "0") - len(fraction)
-    mantissa = int((whole + fraction) or "0")
-    if mantissa and exponent + len(str(mantissa)) > _MAX_DECIMAL_EXPONENT:
-        return "-" + _INFINITY if sign == "-" else _INFINITY
-    if not mantissa or exponent < -_MAX_DECIMAL_EXPONENT:
+    significant = (whole + fraction).lstrip("0")
+    exponent_digits = (exponent_text or "0").lstrip("+-").lstrip("0") or "0"
+    if not significant or (len(exponent_digits) > 9 and (exponent_text or "").startswith("-")):
         return Fraction(0)
-    value = Fraction(mantissa) * Fraction(10) ** exponent
+    if len(exponent_digits) > 9:
+        return "-" + _INFINITY if sign == "-" else _INFINITY
+    exponent = int(exponent_text or "0") - len(fraction)
+    magnitude = exponent + len(significant)  # the number is below 10 ** magnitude, at least 10 ** (magnitude - 1)
+    if magnitude > _MAX_DECIMAL_EXPONENT:
+        return "-" + _INFINITY if sign == "-" else _INFINITY
+    if magnitude < -_MAX_DECIMAL_EXPONENT:
+        return Fraction(0)
+    value = _kept(significant, exponent, 10)
     return _round_to_bits(-value if sign == "-" else value)
+
+
+def integer_text(token: str) -> str | None:
+    """A token that is an integer (an optional sign and decimal digits, ``_`` dropped as gmpy2 drops it) in
+    normal form: no ``+``, no leading zero, ``0`` for ``-0``; None for any other token. Linear in its length:
+    no ``int()``, whatever its number of digits."""
+    text = token.replace("_", "")
+    if not token.isascii() or _INTEGER.fullmatch(text) is None:
+        return None
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    return "-" + digits if text.startswith("-") and digits != "0" else digits
 
 
 def _numbers_match(left: Fraction | str, right: Fraction | str, nan_matches_any: bool) -> bool:
@@ -130,12 +174,16 @@ def _numbers_match(left: Fraction | str, right: Fraction | str, nan_matches_any:
     return abs(left - right) <= TOLERANCE
 
 
-def _tokens_match(expected: str, actual: str, nan_matches_any: bool) -> bool:
+def _tokens_match(expected: str, actual: str, rules: str) -> bool:
     if expected == actual:  # the same text is the same number, or the same word
         return True
+    if rules == "strict":
+        integers = integer_text(expected), integer_text(actual)
+        if integers[0] is not None and integers[1] is not None:
+            return integers[0] == integers[1]  # two integers: equal, digit for digit
     left, right = parse_number(expected), parse_number(actual)
     if left is not None and right is not None:
-        return _numbers_match(left, right, nan_matches_any)
+        return _numbers_match(left, right, rules == "execeval")
     if expected.lower() in _CASELESS_WORDS:
         expected = expected.lower()
     if actual.lower() in _CASELESS_WORDS:
@@ -152,7 +200,7 @@ def output_matches(expected: str, actual: str, rules: str = "strict") -> bool:
         return True
     expected_tokens, actual_tokens = expected.split(), actual.split()
     return len(expected_tokens) == len(actual_tokens) and all(
-        _tokens_match(e, a, rules == "execeval") for e, a in zip(expected_tokens, actual_tokens, strict=True))
+        _tokens_match(e, a, rules) for e, a in zip(expected_tokens, actual_tokens, strict=True))
 
 
 def accepted(outputs: list[str] | tuple[str, ...], actual: str, rules: str = "strict") -> bool:

@@ -1,5 +1,6 @@
-"""Finding and killing every process of a sandbox uid, and emptying its kernel keyrings (standard library
-only: the judge's own process uses it too, as ``sotacheck.reruns.sandbox.child._procs``).
+"""Finding and killing every process of a sandbox uid, emptying its kernel keyrings, and removing the System V
+IPC objects of the launcher's namespace (standard library only: the judge's own process uses it too, as
+``sotacheck.reruns.sandbox.child._procs``).
 
 A process counts as alive until its whole thread group is gone: a zombie thread-group leader whose other
 threads still run (a program that ends only its main thread) is alive, and killing it ends them all.
@@ -20,7 +21,8 @@ KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SETPERM, KEYCTL_DESCRIBE, KEYCTL_CLEAR = 1, 
 KEYCTL_INVALIDATE, KEYCTL_GET_PERSISTENT = 21, 22
 KEY_SPEC_THREAD_KEYRING, KEY_SPEC_USER_KEYRING, KEY_SPEC_USER_SESSION_KEYRING = -1, -4, -5
 KEY_POS_VIEW, KEY_POS_SEARCH, KEY_USR_VIEW, KEY_USR_SEARCH = 0x01000000, 0x08000000, 0x00010000, 0x00080000
-_SYSCALL = ctypes.CDLL(None, use_errno=True).syscall
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_SYSCALL = _LIBC.syscall
 _SYSCALL.restype = ctypes.c_long
 
 
@@ -158,3 +160,43 @@ def _as_uid(uid: int, action: Callable[[], object]) -> None:
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
+
+
+_IPC_INFO = ctypes.create_string_buffer(256)
+_IPC_COUNTS = (ctypes.c_int.from_buffer(_IPC_INFO, 0), ctypes.c_int.from_buffer(_IPC_INFO, 4 * 7))
+_SHMCTL, _MSGCTL, _SEMCTL = _LIBC.shmctl, _LIBC.msgctl, _LIBC.semctl
+
+
+def _ipc_objects_exist() -> bool:
+    """Whether any System V IPC object exists in this IPC namespace (three system calls: SHM_INFO's
+    ``used_ids``, MSG_INFO's ``msgpool``, SEM_INFO's ``semusz``). The buffer and its views are made once:
+    the launcher runs this after every execution, and every object it makes is a page it writes."""
+    used, semusz = _IPC_COUNTS
+    used.value = 0
+    if _SHMCTL(0, 14, _IPC_INFO) < 0 or used.value:
+        return True
+    if _MSGCTL(0, 12, _IPC_INFO) < 0 or used.value:
+        return True
+    semusz.value = 0
+    return _SEMCTL(0, 0, 19, _IPC_INFO) < 0 or bool(semusz.value)
+
+
+def remove_ipc_objects() -> None:
+    """Every System V IPC object in the launcher's own IPC namespace (only its candidates use it)."""
+    if not _ipc_objects_exist():
+        return
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                rows = [row.split() for row in fh.read().splitlines()[1:]]
+        except OSError:
+            continue
+        for fields in rows:
+            if len(fields) > 1:
+                number = int(fields[1])
+                if kind == "shm":
+                    _LIBC.shmctl(number, 0, None)  # IPC_RMID
+                elif kind == "msg":
+                    _LIBC.msgctl(number, 0, None)
+                else:
+                    _LIBC.semctl(number, 0, 0, None)

@@ -9,28 +9,18 @@ import marshal
 from typing import Any
 
 import _wire
+from _protocol import loading_report
 from _strict import CANDIDATE_FILE, COMPILE_ERRORS, TEST_FILE, describe, exception_message, own_frames
 
 MAX_PRECOMPILED_CHARS = 200_000
 _TEST_BUILTINS = dict(builtins.__dict__)
 _FOREIGN_EXCEPTIONS: dict[str, type[BaseException]] = {}
-# Bounds on what a candidate's exception may cost this process: its type's name (an identifier), its
-# message and frames, and the classes made for type names it does not have, kept for the process's life.
-MAX_TYPE_NAME_CHARS = 100
-MAX_MESSAGE_CHARS = 20_000
-MAX_FRAMES = 64
-MAX_FRAME_TEXT_CHARS = 1000
+# Classes made for exception type names this process does not have, kept for the process's life.
 MAX_FOREIGN_EXCEPTIONS = 256
 
 
 class CandidateError(Exception):
     """Base of the exceptions that stand for a candidate exception of a type this process does not have."""
-
-
-def checked_type_name(type_name: Any) -> str:
-    """The candidate's exception type name, or ``CandidateError`` for one that is not a short identifier."""
-    name = str(type_name)
-    return name if len(name) <= MAX_TYPE_NAME_CHARS and name.isidentifier() else "CandidateError"
 
 
 def candidate_exception(type_name: str, message: str) -> BaseException:
@@ -47,14 +37,6 @@ def candidate_exception(type_name: str, message: str) -> BaseException:
             return CandidateError(message)
         _FOREIGN_EXCEPTIONS[type_name] = type(type_name, (CandidateError,), {})
     return _FOREIGN_EXCEPTIONS[type_name](message)
-
-
-def checked_frame(frame: Any) -> tuple[Any, ...]:
-    """One of the candidate's traceback frames, checked to be what ``describe`` formats."""
-    name, line, function, text, end, column, end_column = frame
-    optional = [None if value is None else int(value) for value in (end, column, end_column)]
-    return (str(name)[:MAX_FRAME_TEXT_CHARS], int(line), str(function)[:MAX_FRAME_TEXT_CHARS],
-            str(text)[:MAX_FRAME_TEXT_CHARS], *optional)
 
 
 def copy_back(argument: Any, new: Any) -> None:
@@ -107,21 +89,14 @@ def _raised_by_assert(exc: BaseException) -> bool:
 
 def load_candidate(session: Any, job: dict[str, Any], **fields: Any) -> tuple[Any, list[dict[str, Any]]]:
     """Send the candidate process its job (the program compiled here, its limits and uid, and ``fields``) and
-    read its loading report: (the names it defined, the "loaded" event), or (None, the load-error event)."""
+    read its loading report (``_protocol.loading_report``: the names the job allows, checked here): (the names
+    with their values, the "loaded" event), or (None, the load-error event)."""
     message = {key: job.get(key) for key in ("code", "entry_point", "names", "limits", "uid", "isolate_network")}
     message.update(fields, compiled=compiled_candidate(job["code"]))
     session.send(_wire.job_message(message))
-    loaded = session.receive()
-    if not isinstance(loaded, list) or not loaded or loaded[0] not in ("loaded", "load_error"):
-        raise session.end(["error", "the candidate process did not report its loading", "ProtocolError"])
-    if loaded[0] == "load_error":
-        status = loaded[1] if loaded[1] in ("error", "memory_exceeded") else "error"
-        described = loaded[2] if isinstance(loaded[2], dict) else {}
-        fields = {key: str(described[key])[:MAX_MESSAGE_CHARS] if key != "exception_type"
-                  else checked_type_name(described[key])
-                  for key in ("exception_type", "message", "feedback") if described.get(key) is not None}
-        return None, [{"event": "loaded", "status": status, **fields}]
-    return loaded[1], [{"event": "loaded", "status": "ok"}]
+    names, event = session.checked(loading_report, session.receive(), {**job, **fields},
+                                   int(job["limits"]["max_feedback_chars"]))
+    return names, [event]
 
 
 def compiled_candidate(code: str) -> bytes | None:

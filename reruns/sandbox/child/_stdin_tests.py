@@ -15,10 +15,17 @@ fd 2 at ``/dev/null`` and runs the program as ``__main__``; its stdout is the pr
 pipe the supervisor reads itself (everything up to the output cap is kept), so whatever the program writes,
 by ``print``, ``os.write(1, ...)``, a replaced ``sys.stdout`` or a child process, is what is compared, in
 the supervisor, by ExecEval's rules (``_outputs.py``). As the interpreter does at exit, the candidate then
-waits for the program's non-daemon threads, runs its ``atexit`` functions and flushes the streams, and
-reports the exit status (``sys.exit``'s, ``os._exit``'s, or 1 after an uncaught exception, with the
-exception as type, message and the program's own frames). What the candidate process says is only ever
-data: a program that writes a fake report on the channel changes nothing but when its output is read.
+waits for the program's non-daemon threads, runs its ``atexit`` functions and flushes the streams, and exits
+with the program's status (``sys.exit``'s, ``os._exit``'s own, or 1 after an uncaught exception).
+
+**When and how the program ended is observed, never reported.** The program runs in the process that holds
+the channel, so it could write anything there. The supervisor therefore learns that the program ended, and
+its exit status and CPU time, from the launcher, which reaps the process (``wait4``) and says so on a socket
+the candidate never holds (``_protocol.program_outcome``). The channel carries one thing after the input:
+the description of the exception that ended the program (type, message, its own frames), a value shown in
+the feedback, accepted only from a process that then exited with a non-zero status. A program that writes a
+fake report and loops is a ``timeout``; one that exits with status 3 is an ``error``; any other message is a
+``ProtocolError``.
 """
 
 from __future__ import annotations
@@ -31,14 +38,16 @@ import os
 import sys
 import time
 import types
-from typing import Any, NoReturn
+from typing import Any
 
 import _wire
 from _outputs import PROGRAM_TEST_PREFIX, accepted, decode_output, normalise_text
+from _protocol import program_outcome
 from _returns import load_candidate
-from _strict import CANDIDATE_FILE, describe, exception_message, own_frames
+from _strict import CANDIDATE_FILE, describe, exception_message, own_frames, safe_text
 
 _REQUEST_BYTES = 256 * 1024 * 1024
+_PENDING_BYTES = 1 << 20  # what is read of the channel once the candidate process has ended
 
 
 def is_program_job(tests: list[str]) -> bool:
@@ -56,6 +65,31 @@ def io_feedback(stdin: str, expected: str, actual: str, max_chars: int) -> str:
             f"Actual output:\n{_truncated(actual, part)}")
 
 
+def await_exit(session: Any) -> dict[str, Any]:
+    """Until the launcher reports that the candidate process ended (its wait status and CPU time, observed
+    by the launcher: ``_jail.Launcher.watch``), reading output meanwhile; Abort at the deadline."""
+    session.launcher.watch()
+    session.wait_for(session.launcher.socket.fileno())
+    report: dict[str, Any] = session.launcher.exit_report()
+    session.drain_output()
+    return report
+
+
+def pending_messages(session: Any) -> list[Any]:
+    """Every whole message on the channel once the candidate process has ended, decoded; a part of one, or
+    more than ``_PENDING_BYTES``, is a violation."""
+    data = session.read_pending(_PENDING_BYTES)
+    messages = []
+    while data:
+        size = int.from_bytes(data[:_wire.HEADER], "little")
+        if len(data) < _wire.HEADER + size:
+            raise session.violation("a part of a message")
+        messages.append(session.decoded(data[_wire.HEADER:_wire.HEADER + size]))
+        data = data[_wire.HEADER + size:]
+    session.check_time()
+    return messages
+
+
 def run_program_job(job: dict[str, Any], session: Any,
                     abort: type[BaseException]) -> tuple[list[dict[str, Any]], bool, int | None]:
     """The supervisor's side of a program job (as ``_tester.run_tests``: events, whether all ran, the test
@@ -71,40 +105,30 @@ def run_program_job(job: dict[str, Any], session: Any,
     if names is None:
         return events, True, None
     stdin = normalise_text(str(test["input"]))
+    session.set_deadline(time.monotonic() + float(limits["test_timeout_s"]), "test 0")
     started = time.monotonic()
-    session.test_deadline, session.where = started + float(limits["test_timeout_s"]), "test 0"
     try:
         session.send(_wire.dumps(["run", stdin]))
-        reply = session.receive()
-        session.drain_output()
+        ended = await_exit(session)
+        outcome = session.checked(program_outcome, ended, pending_messages(session), float(limits["cpu_time_s"]),
+                                  max_chars)
         session.check_time()
     except abort:
         return events, False, 0
-    try:
-        kind, exit_code, described, is_memory = reply
-        if kind != "ran" or type(exit_code) is not int or not (described is None or len(described) == 3):
-            raise ValueError(f"a reply of kind {str(kind)[:50]!r}")
-        error = None if described is None else dict(zip(("exception_type", "message", "feedback"),
-                                                        (str(part)[: max_chars * 4] for part in described),
-                                                        strict=True))
-    except (TypeError, ValueError):
-        session.end(["error", "the candidate process sent a malformed report", "ProtocolError"])
-        return events, False, 0
     actual = decode_output(bytes(session.output))
     outputs = [str(output) for output in test["outputs"]]
-    shown = io_feedback(stdin, normalise_text(outputs[0]) if outputs else "", actual, max_chars)
-    outcome: dict[str, Any]
-    if error is not None:
-        outcome = {"status": "memory_exceeded" if is_memory else "error", **error,
-                   "feedback": f"{error['feedback']}\n{shown}"}
-    elif exit_code != 0:
-        outcome = {"status": "error", "exception_type": "NonZeroExit",
-                   "message": f"the program exited with status {exit_code}", "feedback": shown}
-    elif accepted(outputs, actual, "execeval" if test.get("rules") == "execeval" else "strict"):
-        outcome = {"status": "passed"}
+    shown = io_feedback(stdin, normalise_text(outputs[0]) if outputs else "", safe_text(actual), max_chars)
+    if outcome is not None:
+        outcome["feedback"] = f"{outcome['feedback']}\n{shown}" if outcome.get("feedback") else shown
     else:
-        outcome = {"status": "failed", "exception_type": "WrongAnswer",
-                   "message": "the output matches no accepted output", "feedback": shown}
+        rules = "execeval" if test.get("rules") == "execeval" else "strict"
+        if not accepted(outputs, actual, rules):
+            outcome = {"status": "failed", "exception_type": "WrongAnswer",
+                       "message": "the output matches no accepted output", "feedback": shown}
+        elif rules == "execeval" and not accepted(outputs, actual, "strict"):
+            outcome = {"status": "passed", "execeval_only": True}  # the strict rules reject this output
+        else:
+            outcome = {"status": "passed"}
     events.append({"event": "end", "test": 0, "duration_s": time.monotonic() - started, **outcome})
     return events, True, None
 
@@ -165,9 +189,14 @@ def _finish(streams: list[Any]) -> None:
             pass
 
 
+def _no_handle(value: Any) -> Any:
+    raise _wire.NotData("only text describes an exception")
+
+
 def serve_program(channel: int, program: types.CodeType, max_chars: int) -> None:
-    """Report the program loaded, wait for the input, run the program once on it, report, exit."""
-    real_exit = os._exit
+    """Report the program loaded, wait for the input, run the program once on it and exit with its status
+    (after an uncaught exception, its description on the channel first); the launcher reports the exit."""
+    real_exit, own_pid = os._exit, os.getpid()
     _wire.send(channel, _wire.dumps(["loaded", []]))
     request = _wire.receive(channel, _REQUEST_BYTES)
     if request is None:
@@ -180,27 +209,22 @@ def serve_program(channel: int, program: types.CodeType, max_chars: int) -> None
     main.__dict__["__builtins__"] = builtins
     sys.modules["__main__"] = main
 
-    def report(status: int, error: dict[str, Any] | None, is_memory: bool) -> None:
+    def end(status: int, error: dict[str, Any] | None = None, is_memory: bool = False) -> None:
         _finish([stdout])
-        described = None if error is None else [error["exception_type"], error["message"], error["feedback"]]
         try:
-            _wire.send(channel, _wire.dumps(["ran", status, described, is_memory]))
+            if error is not None and os.getpid() == own_pid:  # a process the program forked says nothing
+                _wire.send(channel, _wire.dumps(["raised", _wire.encode_value(error, _no_handle), is_memory]))
         finally:
-            real_exit(0)
+            real_exit(status)
 
-    def program_exit(status: int) -> NoReturn:  # os._exit ends the program: report its status first
-        _wire.send(channel, _wire.dumps(["ran", int(status) & 0xFF, None, False]))
-        real_exit(0)
-
-    os._exit = program_exit
     try:
         exec(program, main.__dict__)
     except SystemExit as stop:
-        report(_exit_status(stop.code), None, False)
+        end(_exit_status(stop.code))
     except BaseException as exc:
         frames = own_frames(exc)
         message = exception_message(exc)[: max_chars * 4]
         exc.__traceback__ = None
-        report(1, describe(type(exc).__name__, message, frames, max_chars, isinstance(exc, RecursionError)),
-               isinstance(exc, MemoryError))
-    report(0, None, False)
+        end(1, describe(type(exc).__name__, message, frames, max_chars, isinstance(exc, RecursionError)),
+            isinstance(exc, MemoryError))
+    end(0)

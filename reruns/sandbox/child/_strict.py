@@ -8,6 +8,7 @@ exception, by the candidate process (``_candidate.py``).
 from __future__ import annotations
 
 import linecache
+import re
 import traceback
 from typing import Any
 
@@ -16,6 +17,23 @@ TEST_FILE = "<test>"
 # What compiling a candidate or a test may raise in the supervisor; the child then compiles it again and
 # reports the error as the outcome.
 COMPILE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
+# What no printer downstream may meet in a candidate's text: lone surrogates (no encoder takes them), control
+# characters but newline and tab (a terminal acts on them: ``\r`` hides text, escape sequences restyle it) and
+# the bidirectional overrides.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with each unsafe character (``_UNSAFE``) written as Python's escape (``\\ud800``, ``\\x1b``):
+    encodable in UTF-8 and inert on a terminal. The text of a candidate (messages, tracebacks, outputs) is made
+    so where it enters the trusted side."""
+    return text if _UNSAFE.search(text) is None else _UNSAFE.sub(_escaped, text)
+
+
 def register_test_source(source: str, index: int) -> str:
     """The file name test ``index`` is compiled under, its lines registered for tracebacks."""
     filename = f"{TEST_FILE}[{index}]"
@@ -51,7 +69,11 @@ def exception_message(exc: BaseException) -> str:
 
 def describe(type_name: str, message: str, frames: list[Frame], max_chars: int,
              recursion: bool = False) -> dict[str, Any]:
-    """Exception type, truncated message, and the traceback text over ``frames``."""
+    """Exception type, truncated message, and the traceback text over ``frames``; every text made safe
+    (:func:`safe_text`) before ``traceback`` formats it (its carets encode a frame's line)."""
+    type_name, message = safe_text(type_name), safe_text(message)
+    frames = [(safe_text(file), line, safe_text(function), safe_text(text), end, start_col, end_col)
+              for file, line, function, text, end, start_col, end_col in frames]
     if recursion and len(frames) > 6:
         frames = frames[:3] + frames[-3:]
     summary = traceback.StackSummary.from_list([

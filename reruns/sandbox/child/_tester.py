@@ -33,18 +33,10 @@ from typing import Any
 
 import _stdin_tests
 import _wire
-from _namespace import IN_TEST, test_namespace, unwatch, watch  # noqa: F401 (watch, unwatch: for the supervisor)
-from _returns import (
-    MAX_FRAMES,
-    MAX_MESSAGE_CHARS,
-    candidate_exception,
-    checked_frame,
-    checked_type_name,
-    copy_back,
-    failed_outcome,
-    load_candidate,
-)
-from _strict import TEST_FILE, compile_test, register_test_source
+from _namespace import BACKSTOP, IN_TEST, test_namespace, unwatch, watch  # noqa: F401 (watch, unwatch: for the supervisor)
+from _protocol import Violation, call_reply
+from _returns import candidate_exception, copy_back, failed_outcome, load_candidate
+from _strict import TEST_FILE, compile_test, register_test_source, safe_text
 from _testcache import CompiledTests
 
 MAX_REPLY_BYTES = 32 * 1024 * 1024  # decoding 32 MiB of JSON takes about a second
@@ -129,8 +121,10 @@ def _module(tag: dict[str, Any], session: Session) -> Any:
 class Session:
     """One execution's channel to the candidate process, with its wall limits and output cap."""
 
-    def __init__(self, channel: int, output: int, limits: dict[str, Any], started: float) -> None:
+    def __init__(self, channel: int, output: int, limits: dict[str, Any], started: float,
+                 launcher: Any = None) -> None:
         self.channel, self.output_fd, self.limits = channel, output, limits
+        self.launcher = launcher  # reports the candidate process's end (``await_exit``), on a socket of its own
         self.kill_reason: list[str] | None = None  # [status, message, exception type]
         self.gone = False
         self.open = True
@@ -138,8 +132,10 @@ class Session:
         self.output_total = 0
         self.keep_output = OUTPUT_KEPT  # a program test keeps its whole stdout (``_stdin_tests``)
         self.problem_deadline = started + float(limits["problem_timeout_s"])
-        self.test_deadline = started + float(limits["test_timeout_s"])
-        self.where = "loading the candidate"
+        self.test_deadline = started
+        self.where = ""
+        self.calls = 0  # the sequence number of the last call: its reply must repeat it
+        self.set_deadline(started + float(limits["test_timeout_s"]), "loading the candidate")
         self._buffer = b""
         self._poll = select.poll()  # the output pipe, and the channel while one waits on it
         self._poll.register(output, select.POLLIN)
@@ -149,12 +145,36 @@ class Session:
         self.decode = _wire.decoder(lambda tag: Remote(self, int(tag["v"]), str(tag.get("n", "object"))),
                                     lambda tag: _module(tag, self))
 
+    def set_deadline(self, test_deadline: float, where: str) -> None:
+        """The running stage's deadline (the problem's, if sooner, still holds) and the backstop behind it."""
+        self.test_deadline, self.where = test_deadline, where
+        BACKSTOP.arm(min(self.problem_deadline, test_deadline))
+
     def end(self, reason: list[str] | None = None, gone: bool = False) -> Abort:
         if reason is not None and self.kill_reason is None and not self.gone:
             self.kill_reason = reason
         self.gone = self.gone or gone
         self.open = False
         return Abort()
+
+    def violation(self, detail: str) -> Abort:
+        """The candidate process broke the protocol (``_protocol``): the execution ends as an ``error``."""
+        return self.end(["error", f"the candidate process broke the protocol: {detail}", "ProtocolError"])
+
+    def checked(self, check: Any, *args: Any) -> Any:
+        """``check(*args)`` (a ``_protocol`` function), a :class:`~_protocol.Violation` ending the execution."""
+        try:
+            return check(*args)
+        except Violation as exc:
+            raise self.violation(str(exc)) from None
+
+    def trusted_side_failed(self, exc: BaseException) -> None:
+        """An exception on the trusted side: the execution ends as an ``error`` naming the stage and the cause."""
+        try:
+            cause = f"{type(exc).__name__}: {safe_text(str(exc)[:500])}"
+        except Exception:
+            cause = type(exc).__name__
+        self.end(["error", f"the judge failed while {self.where or 'judging'} ({cause})", "SandboxFailure"])
 
     def _deadline_passed(self, now: float) -> Abort:
         problem = now >= self.problem_deadline
@@ -186,9 +206,10 @@ class Session:
                 raise self.end(["error", f"output exceeded {self.limits['max_output_bytes']} bytes",
                                 "OutputLimitExceeded"])
 
-    def _wait(self, events: int) -> None:
-        """Until the channel is ready for ``events``, reading output meanwhile; Abort at a deadline."""
-        self._poll.register(self.channel, events)
+    def wait_for(self, descriptor: int, events: int = select.POLLIN) -> None:
+        """Until ``descriptor`` (the channel, or the launcher's socket) is ready for ``events``, reading output
+        meanwhile; Abort at a deadline."""
+        self._poll.register(descriptor, events)
         try:
             while True:
                 now = time.monotonic()
@@ -196,11 +217,11 @@ class Session:
                 if now >= deadline:
                     raise self._deadline_passed(now)
                 for fd, _ in self._poll.poll((deadline - now) * 1000 + 1):
-                    if fd == self.channel:
+                    if fd == descriptor:
                         return
                     self.drain_output()
         finally:
-            self._poll.unregister(self.channel)
+            self._poll.unregister(descriptor)
 
     def send(self, payload: bytes) -> None:
         data = memoryview(len(payload).to_bytes(_wire.HEADER, "little") + payload)
@@ -208,7 +229,7 @@ class Session:
             try:
                 data = data[os.write(self.channel, data):]
             except BlockingIOError:
-                self._wait(select.POLLOUT)
+                self.wait_for(self.channel, select.POLLOUT)
             except OSError:
                 raise self.end(gone=True) from None
 
@@ -221,16 +242,13 @@ class Session:
                     raise self.end(["error", f"the candidate process sent a message of {size} bytes, over the "
                                     f"{MAX_REPLY_BYTES}-byte limit", "ProtocolError"])
                 if len(self._buffer) >= _wire.HEADER + size:
-                    payload = self._buffer[_wire.HEADER:_wire.HEADER + size]
-                    self._buffer = self._buffer[_wire.HEADER + size:]
-                    try:
-                        value = self.decode(payload)
-                    except ValueError as exc:
-                        raise self.end(["error", f"the candidate process sent a malformed message ({exc})",
-                                        "ProtocolError"]) from None
+                    if len(self._buffer) > _wire.HEADER + size:  # one message answers one request
+                        raise self.violation("a message nobody asked for")
+                    payload, self._buffer = self._buffer[_wire.HEADER:], b""
+                    value = self.decoded(payload)
                     self.check_time()  # decoding counts against the deadline
                     return value
-            self._wait(select.POLLIN)  # before reading: the answer is almost never there yet
+            self.wait_for(self.channel)  # before reading: the answer is almost never there yet
             try:
                 chunk = os.read(self.channel, 1 << 20)
             except BlockingIOError:
@@ -241,6 +259,36 @@ class Session:
                 raise self.end(gone=True)
             self._buffer += chunk
 
+    def decoded(self, payload: bytes) -> Any:
+        """A message's value (``_wire``'s decoder: plain data and handles); a malformed one is a violation."""
+        try:
+            return self.decode(payload)
+        except ValueError as exc:
+            raise self.violation(f"a malformed message ({safe_text(str(exc))})") from None
+
+    def read_pending(self, limit: int) -> bytes:
+        """What is on the channel now, unread (more than ``limit`` bytes is a violation)."""
+        while len(self._buffer) <= limit:
+            try:
+                chunk = os.read(self.channel, 1 << 16)
+            except (BlockingIOError, ConnectionError):
+                break
+            if not chunk:
+                break
+            self._buffer += chunk
+        if len(self._buffer) > limit:
+            raise self.violation("too much on the channel")
+        data, self._buffer = self._buffer, b""
+        return data
+
+    def finish(self) -> None:
+        """After the last reply: a message still on the channel was one nobody asked for."""
+        try:
+            if self._buffer or os.read(self.channel, 1):
+                raise self.violation("a message nobody asked for")
+        except (BlockingIOError, ConnectionError):
+            pass
+
     def _outgoing(self, value: Any) -> Any:
         if type(value) is Remote and object.__getattribute__(value, "_session") is self:
             return {"~": "h", "v": object.__getattribute__(value, "_number")}
@@ -250,36 +298,29 @@ class Session:
                             "only plain data crosses")
 
     def request(self, operation: str, number: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """One operation on a candidate object; its result, or its exception raised here."""
+        """One operation on a candidate object; its result, or its exception raised here. The call carries
+        its sequence number, which the reply must repeat (``_protocol.call_reply``)."""
         if not self.open:
             raise Abort()
         watched = [index for index, arg in enumerate(args)
                    if type(arg) in _MUTABLE and sys.getrefcount(arg) > _TEMPORARY_REFERENCES]
-        fast = _wire.call_message([operation, number, list(args), kwargs, watched])
+        self.calls += 1
+        fast = _wire.call_message([operation, number, list(args), kwargs, watched, self.calls])
         try:
             payload = fast or _wire.dumps([operation, number, _wire.encode_value(list(args), self._outgoing),
-                                           _wire.encode_value(kwargs, self._outgoing), watched])
+                                           _wire.encode_value(kwargs, self._outgoing), watched, self.calls])
         except (_wire.NotData, RecursionError) as exc:
             raise TypeError(str(exc)) from None
         self.send(payload)
-        reply = self.receive()
+        kind, value, extra = self.checked(call_reply, self.receive(), self.calls, watched)
         self.check_time()
-        try:
-            kind = reply[0]
-            if kind == "ok":
-                for index, new in reply[2]:
-                    copy_back(args[int(index)], new)
-                return reply[1]
-            if kind != "raise":
-                raise ValueError(f"a reply of kind {str(kind)[:50]!r}")
-            _, type_name, message, frames, is_memory = reply
-            type_name, message = checked_type_name(type_name), str(message)[:MAX_MESSAGE_CHARS]
-            raised: BaseException = MemoryError(message) if is_memory else candidate_exception(type_name, message)
-            raised.sotacheck_remote = (  # type: ignore[attr-defined]
-                type_name, message, [checked_frame(frame) for frame in frames[:MAX_FRAMES]])
-        except (IndexError, TypeError, ValueError, KeyError) as error:
-            raise self.end(["error", f"the candidate process sent a malformed reply ({error})",
-                            "ProtocolError"]) from None
+        if kind == "ok":
+            for index, new in extra:
+                copy_back(args[index], new)
+            return value
+        type_name, message, frames = value
+        raised: BaseException = MemoryError(message) if extra else candidate_exception(type_name, message)
+        raised.sotacheck_remote = (type_name, message, frames)  # type: ignore[attr-defined]
         raise raised
 
 
@@ -321,7 +362,7 @@ def run_tests(job: dict[str, Any], compiled: CompiledTests,
     limit = float(job["limits"]["test_timeout_s"])
     for index, source in enumerate(job["tests"]):
         started = time.monotonic()
-        session.test_deadline, session.where = started + limit, f"test {index}"
+        session.set_deadline(started + limit, f"test {index}")
         try:
             if index == 0 and job.get("setup"):
                 exec(compile(job["setup"], f"{TEST_FILE}[setup]", "exec"), test_ns)
@@ -346,6 +387,8 @@ def run_tests(job: dict[str, Any], compiled: CompiledTests,
             session._deadline_passed(time.monotonic())
             return events, False, index
         events.append({"event": "end", "test": index, "duration_s": time.monotonic() - started, **outcome})
+    session.where = "reading the channel after the last test"
+    session.finish()
     return events, True, None
 
 

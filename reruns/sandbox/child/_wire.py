@@ -101,8 +101,26 @@ def encode_value(value: Any, handle: Callable[[Any], Any], depth: int = 0) -> An
     return handle(value)
 
 
+# At most this many members of one decoded set, or keys of one dict, may share a hash value. Numbers'
+# hashes are public arithmetic (``n % (2**61 - 1)``), and tuples', complex numbers' and frozensets' are
+# computed from their members': a forged message can name a million distinct values of one hash, which a
+# set or dict builds in quadratic time, inside C, where no deadline can stop it. Counting the hashes first
+# is linear (a ``Counter`` of the hash values, which are distinct numbers for distinct hashes); with at most
+# 64 of each, building costs at most 64 comparisons a member. (``str`` and ``bytes`` hashes are keyed.)
+MAX_SHARED_HASH = 64
+
+
+def _hashed(members: list[Any]) -> list[Any]:
+    """``members`` (of a set, or a dict's keys), refused when more than ``MAX_SHARED_HASH`` share a hash."""
+    if len(members) > MAX_SHARED_HASH and max(collections.Counter(map(hash, members)).values()) > MAX_SHARED_HASH:
+        raise ValueError(f"more than {MAX_SHARED_HASH} members of a set or keys of a dict share one hash")
+    return members
+
+
 def _pairs(items: list[Any]) -> list[tuple[Any, Any]]:
-    return [(key, value) for key, value in items]
+    pairs = [(key, value) for key, value in items]
+    _hashed([key for key, _ in pairs])
+    return pairs
 
 
 # What one decoded value may cost the test process, checked before the work (a forged message can ask for
@@ -141,7 +159,7 @@ def _deque(parts: Any) -> collections.deque[Any]:
 
 
 _UNTAG: dict[str, Callable[[Any], Any]] = {
-    "t": tuple, "s": set, "f": frozenset, "d": lambda v: dict(_pairs(v)),
+    "t": tuple, "s": lambda v: set(_hashed(v)), "f": lambda v: frozenset(_hashed(v)), "d": lambda v: dict(_pairs(v)),
     "od": lambda v: collections.OrderedDict(_pairs(v)), "C": lambda v: collections.Counter(dict(_pairs(v))),
     "b": bytes.fromhex, "ba": bytearray.fromhex, "c": lambda v: complex(float(v[0]), float(v[1])),
     "Q": _fraction, "D": _decimal,

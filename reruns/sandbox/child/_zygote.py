@@ -35,6 +35,7 @@ sys.path.extend(value for flag, value in zip(sys.argv, sys.argv[1:], strict=Fals
 
 import _candidate
 import _jail
+from _strict import safe_text
 
 if TYPE_CHECKING:  # imported by ``serve`` once the launcher is forked: the candidate processes have neither
     import _tester
@@ -103,14 +104,30 @@ class _Launcher:
             raise LauncherFailed("the candidate launcher could not fork a candidate process")
         return fds[0], fds[1]
 
-    def stop(self, uid: int | None, grace: bool, tmp_bytes: int) -> int | None:
+    def _command(self, command: dict[str, Any]) -> None:
         try:
-            self.socket.sendall(json.dumps({"op": "stop", "uid": uid, "grace": grace,
-                                            "tmp_bytes": tmp_bytes}).encode())
+            self.socket.sendall(json.dumps(command).encode())
         except OSError as exc:
             raise LauncherFailed(f"the candidate launcher is gone ({exc})") from None
-        status = self._reply()[0]["status"]
-        return None if status is None else int(status)
+
+    def watch(self) -> None:
+        """Have the launcher report the candidate process's end (read with :meth:`exit_report`)."""
+        self._command({"op": "watch"})
+
+    def exit_report(self) -> dict[str, Any]:
+        """The candidate process's end as the launcher observed it: ``exited`` (its wait status) and ``cpu_s``."""
+        report = self._reply()[0]
+        if "exited" not in report:
+            raise LauncherFailed("the candidate launcher answered out of turn")
+        return report
+
+    def stop(self, uid: int | None, grace: bool, tmp_bytes: int) -> tuple[int | None, bool]:
+        """End the candidate process and all it started: its wait status, and whether it had ended by itself."""
+        self._command({"op": "stop", "uid": uid, "grace": grace, "tmp_bytes": tmp_bytes})
+        reply = self._reply()[0]
+        while "status" not in reply:  # an exit report sent as the stop crossed it
+            reply = self._reply()[0]
+        return (None if reply["status"] is None else int(reply["status"])), bool(reply.get("own"))
 
 
 LAUNCHER: _Launcher | None = None  # started by ``serve``
@@ -118,46 +135,52 @@ LAUNCHER: _Launcher | None = None  # started by ``serve``
 
 def supervise(job: dict[str, Any]) -> dict[str, Any]:
     """Run one job: the tests here, the candidate in a process of its own; return what was observed (the
-    judge builds the typed result)."""
-    assert LAUNCHER is not None
+    judge builds the typed result). Whatever happens here, the candidate process is stopped and its
+    descendants killed before the next job (``finally``); an exception of this side's own is the execution's
+    ``error`` (``SandboxFailure``, naming the stage), never the next job's."""
+    assert LAUNCHER is not None and TESTS is not None
     limits = job["limits"]
     uid = job.get("uid")
     started = time.monotonic()
-    assert TESTS is not None
     compiled = TESTS.compiled(tuple(job["tests"]), uid is not None)
     channel, output_r = LAUNCHER.spare()
-    session = _tester.Session(channel, output_r, limits, started)
+    session = _tester.Session(channel, output_r, limits, started, LAUNCHER)
     job["isolate_network"] = job.get("isolate_network") and not NETWORK_ISOLATED
     events: list[dict[str, Any]] = []
     done, current = False, -1
-    _tester.watch(session)
     try:
         try:
+            _tester.watch(session)
             events, done, current = _tester.run_tests(job, compiled, session)
         finally:
             _tester.unwatch()
     except _tester.Abort:
-        pass  # it ended while loading (no test had started), or at the deadline between tests
+        pass  # it ended while loading (no test had started), at the deadline, or broke the protocol
+    except LauncherFailed:
+        raise
+    except Exception as exc:  # this side's own failure: the program's error, with its cause
+        session.trusted_side_failed(exc)
     finally:
         _tester.unwatch()  # again: the watchdog may have ended the first before it was done
+        _tester.BACKSTOP.disarm()
         os.close(channel)  # the candidate process reads the end of its channel and exits
-    status = LAUNCHER.stop(uid, session.gone, max(int(limits["max_file_bytes"]), 1 << 20) * 2)
-    session.open = False
-    try:
-        session.drain_output()
-    except _tester.Abort:
-        pass
-    os.close(output_r)
+        session.open = False
+        status, own = LAUNCHER.stop(uid, session.gone, max(int(limits["max_file_bytes"]), 1 << 20) * 2)
+        try:
+            session.drain_output()
+        except _tester.Abort:
+            pass
+        os.close(output_r)
     if session.kill_reason is not None or session.gone:
         done = False
-    exit_signal = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+    ended = status if own else None  # the process's own end, not the launcher's kill
     return {
         "events": events, "done": done, "kill_reason": session.kill_reason,
         "current_test": current if not done else None,
-        "signal": exit_signal if session.gone else None,
-        "exit_code": os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(ended) if ended is not None and os.WIFSIGNALED(ended) else None,
+        "exit_code": os.WEXITSTATUS(ended) if ended is not None and os.WIFEXITED(ended) else None,
         "duration_s": time.monotonic() - started,
-        "output_tail": session.output.decode(errors="replace")[-2000:],
+        "output_tail": safe_text(session.output.decode(errors="replace")[-2000:]),
     }
 
 
@@ -202,7 +225,7 @@ def serve() -> None:
             replies.flush()
             os._exit(1)  # a new launcher may only be forked by a supervisor that holds no test
         except Exception as exc:  # a bug here must reach the judge as an error, not a hang
-            reply = {"supervisor_error": f"{type(exc).__name__}: {exc}"}
+            reply = {"supervisor_error": safe_text(f"{type(exc).__name__}: {str(exc)[:500]}")}
         replies.write(json.dumps(reply) + "\n")
         replies.flush()
 

@@ -49,9 +49,50 @@ def test_execeval_rules(expected: str, actual: str, matches: bool) -> None:
     ("nan", "NaN", True), ("nan", "nan", True),
     ("0.1", "0.1000000000001", True), ("YES", "yes", True), ("inf", "-inf", False),  # the other rules stay
 ])
-def test_strict_rules_drop_only_the_nan_rule(expected: str, actual: str, matches: bool) -> None:
+def test_strict_rules_drop_the_nan_rule(expected: str, actual: str, matches: bool) -> None:
     assert output_matches(expected, actual) is matches  # strict: the default
     assert output_matches(expected, actual, "execeval") is (matches or "nan" in (expected + actual).lower())
+
+
+FIFTY_EIGHT = "1" + "0" * 57  # 10**57: at 129 bits (about 39 digits) 10**57 + 10**17 rounds to it
+
+
+@pytest.mark.parametrize(("expected", "actual", "strict", "execeval"), [
+    (FIFTY_EIGHT, "1" + "0" * 39 + "1" + "0" * 17, False, True),  # the issue's 58-digit case
+    (str(BIG + 1), str(BIG + 2), False, True),                    # both round to 2**133 at 129 bits
+    ("9" * 5000, "9" * 4999 + "8", False, True),                  # no int() digit limit, either rule
+    ("9" * 5000, "9" * 5000, True, True),
+    ("007", "7", True, True), ("+7", "7", True, True), ("-0", "0", True, True), ("-0", "+000", True, True),
+    ("1000", "1_000", True, True),                                # underscores dropped, as gmpy2 does
+    ("-7", "7", False, False),
+    ("5", "5.0", True, True),                                     # an integer and a float: compared as numbers
+    (FIFTY_EIGHT, "1e57", True, True),
+])
+def test_strict_rules_compare_integers_digit_for_digit(expected: str, actual: str, strict: bool, execeval: bool) -> None:
+    assert output_matches(expected, actual) is strict
+    assert output_matches(expected, actual, "execeval") is execeval
+
+
+@pytest.mark.parametrize("token", ["4" + "2" * 5000, "42" + "0" * 5000 + ".5", "1e" + "9" * 5000, "1e-" + "9" * 5000,
+                                   "0x" + "f" * 200_000, "0b1." + "1" * 200_000, "0." + "0" * 5000 + "1",
+                                   "1." + "0" * 5000 + "1"])
+def test_any_token_is_read_at_a_bounded_cost(token: str) -> None:
+    """No ``int()`` digit limit, no million-bit gcd: each is read (or refused) in well under a second."""
+    import time
+
+    started = time.perf_counter()
+    for rules in ("strict", "execeval"):
+        output_matches("42", token, rules)
+        parse_number(token)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_digits_past_the_first_two_hundred_round_as_a_sticky_digit() -> None:
+    """1 + 10**-300 and 1 read the same at 129 bits; 4,001 fraction digits are not a magnitude of 10**-4001
+    (the magnitude guard looks at the number, not at its last digit)."""
+    assert parse_number("1." + "0" * 299 + "1") == parse_number("1")
+    assert parse_number("1." + "0" * 4001) == parse_number("1")
+    assert parse_number("0." + "0" * 4001 + "5") == 0
 
 
 def test_several_accepted_outputs_and_carriage_returns() -> None:
