@@ -153,6 +153,14 @@ def range_text(found: PairingRange, source: str = "the totals") -> str:
     return f"p from {low} to {high} over the pairings {source} allow"
 
 
+def range_verdict(found: PairingRange, alpha: float = ALPHA) -> Verdict:
+    """The pairing-range rule on a range: significant over every allowed pattern (high < α), supported or
+    contradicted by the sign of the margin; over none (low ≥ α), not significant; otherwise unverifiable."""
+    if found.high < alpha:
+        return SUPPORTED if found.observed > 0 else CONTRADICTED
+    return NOT_SIGNIFICANT if found.low >= alpha else UNVERIFIABLE
+
+
 def paired_reconstruction(claim: Claim) -> CheckResult:
     """The paired test's p over every pairing the published numbers allow; the two-number rule decides
     (docs/claims.md): significant over every allowed pairing, ``supported`` (``contradicted`` when the
@@ -169,12 +177,7 @@ def paired_reconstruction(claim: Claim) -> CheckResult:
                 "assumptions": assumed, "alpha": ALPHA}
     if found.unit == 1:
         numbers["net_problems"] = found.observed
-    if found.high < ALPHA:
-        verdict = _significance(found.high, found.observed)
-    elif found.low >= ALPHA:
-        verdict = NOT_SIGNIFICANT
-    else:
-        verdict = UNVERIFIABLE
+    verdict = range_verdict(found)
     source = ("the published regressions" if claim.regressions is not None and found.unit == 1 else "the totals") + (
         f" and the assumption of {NONNEGATIVE_CORRELATION}" if assumed else "")
     margin = (f"a net {found.observed:+d} problems of {n}" if found.unit == 1 else

@@ -207,24 +207,32 @@ def chernoff_envelope(observed: int, total: float, unit: int) -> float:
     return float(min(1.0, 2 * np.exp(-n_whole * kl)))
 
 
-def _whole_with_remainder(n: int, passes_behind: int, observed: int, unit: int,
-                          min_shared: float) -> tuple[float, str] | None:
+def _whole_with_remainder(n: int, single: int, observed: int, unit: int, min_shared: float,
+                          single_behind: bool) -> tuple[float, str] | None:
     """The largest sign-flip p among the allowed patterns made of whole problems (b won, c lost, the rest
-    equal) and at most one problem with a fractional difference ``e`` ∈ (−unit, unit), the side behind
-    having one run (so ``unit`` is the runs of the side ahead). ``min_shared``: the least Σ a_i·b_i allowed
-    (an assumption of non-negative correlation; 0 without)."""
+    equal) and at most one problem with a fractional difference ``e`` ∈ (−unit, unit), when one side has one
+    run (``single`` problems solved; ``single_behind``: it is the side behind) and the other ``unit`` runs.
+    ``min_shared``: the least Σ a_i·b_i allowed (the assumption of non-negative correlation; 0 without).
+
+    A fractional problem is the side with runs solving part of its runs: e > 0 needs the single side to
+    fail it (behind) or pass it (ahead), e < 0 the other way; each bound on c below counts the problems
+    both sides solve (≥ 0) and those both fail (≥ 0)."""
     best: tuple[float, str] | None = None
     remainder = observed % unit
     for e in ([remainder, remainder - unit] if remainder else [0]):
-        net = (observed - e) // unit
-        lost_with_e = int(e < 0)  # a problem with a negative fraction is one the side behind solved
-        c_high = min(passes_behind - lost_with_e, n - passes_behind - int(e != 0) + lost_with_e - net)
+        net, positive, negative = (observed - e) // unit, int(e > 0), int(e < 0)
+        if single_behind:
+            c_high = min(single - negative, n - single - positive - net)
+        else:
+            c_high = min(n - single - negative, single - net - positive)
         if net < 0 or c_high < 0:
             continue
         c = np.arange(c_high + 1)
-        shared = passes_behind - c - lost_with_e + lost_with_e * (unit + e) / unit  # Σ a_i b_i
-        c = c[shared >= min_shared - 1e-9]
-        for ci in c[::-1]:
+        if single_behind:
+            shared = single - c - negative + negative * (unit + e) / unit
+        else:
+            shared = single - c - net - positive + positive * (unit - e) / unit
+        for ci in c[shared >= min_shared - 1e-9][::-1]:
             values = np.concatenate([np.full(ci + net, unit), np.full(ci, -unit), [e] if e else []]).astype(np.int64)
             p = signflip.two_sided(values)
             if best is None or p > best[0]:
@@ -314,9 +322,10 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
     per = f"+1/{unit}" if steps == s else f"sharing +{s}/{unit}"
     low_pattern = f"{steps} problems each {per}" if steps == s else f"{steps} problems {per}"
     seen = None
-    if behind[1] == 1:
+    if behind[1] == 1 or ahead[1] == 1:
         min_shared = total_a * total_b / n if nonnegative_correlation else 0.0
-        found = _whole_with_remainder(n, behind[0], s, unit, min_shared)
+        single_behind = behind[1] == 1
+        found = _whole_with_remainder(n, (behind if single_behind else ahead)[0], s, unit, min_shared, single_behind)
         if found is not None:
             seen, high_pattern = found
     if seen is None:
