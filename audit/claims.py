@@ -49,8 +49,9 @@ from sotacheck.core.errors import InputError
 if TYPE_CHECKING:
     from sotacheck.core.rundir import Run
 
-__all__ = ["ALPHA", "CONTRADICTED", "EVIDENCE_ONLY", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult", "ClaimVerdict",
-           "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "audit_registries", "evaluate", "load_registry"]
+__all__ = ["ALPHA", "CONTRADICTED", "EVIDENCE_ONLY", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult",
+           "ClaimVerdict", "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "audit_registries", "evaluate",
+           "load_registry"]
 
 EVIDENCE_ONLY = ("two-proportions", "margin-vs-single")
 """Checks shown beside the verdict that never decide a margin: Fisher's test for two independent samples and
@@ -88,7 +89,8 @@ class ClaimVerdict:
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "paper": self.paper, "statement": self.statement, "source": self.source,
                 "verdict": self.verdict, "deciding_check": self.check, "reason": self.reason, "pvalue": self.pvalue,
-                "p_range": None if self.p_range is None else list(self.p_range), "numbers": self.numbers, "notes": list(self.notes), "requested_check": self.requested,
+                "p_range": None if self.p_range is None else list(self.p_range), "numbers": self.numbers,
+                "notes": list(self.notes), "requested_check": self.requested,
                 "checks": [c.as_dict() for c in self.checks]}
 
 

@@ -315,10 +315,10 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
     spread = min(total_a + total_b, 2 * n - total_a - total_b)
     if nonnegative_correlation:
         spread = min(spread, total_a + total_b - 2 * total_a * total_b / n)
-    high = chernoff_envelope(s, unit * spread, unit)
+    bound = chernoff_envelope(s, unit * spread, unit)
     leads = min(ahead[0], n - max(0, behind[0] - (behind[1] - 1) * n))
     steps = min(s, leads)
-    low = float(min(1.0, 2.0 ** (1 - steps)))
+    least = float(min(1.0, 2.0 ** (1 - steps)))
     per = f"+1/{unit}" if steps == s else f"sharing +{s}/{unit}"
     low_pattern = f"{steps} problems each {per}" if steps == s else f"{steps} problems {per}"
     seen = None
@@ -330,7 +330,7 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
             seen, high_pattern = found
     if seen is None:
         high_pattern = "no pattern constructed"
-    return PairingRange(test, low, max(high, seen or 0.0), behind[1] == 1, seen is not None and seen >= high,
+    return PairingRange(test, least, max(bound, seen or 0.0), behind[1] == 1, seen is not None and seen >= bound,
                         low_pattern, high_pattern, seen, unit, observed)
 
 

@@ -19,12 +19,12 @@ import pytest
 import yaml
 from scipy import stats
 
-from sotacheck.audit.paired import feasible_mcnemar
 from sotacheck.audit.claim_model import CheckName, Claim
 from sotacheck.audit.claim_registry import Registry
 from sotacheck.audit.claims import audit_registries, evaluate
 from sotacheck.audit.compare import compare
 from sotacheck.audit.importers.mapcoder import import_mapcoder
+from sotacheck.audit.paired import feasible_mcnemar
 from sotacheck.audit.power import cohens_h_detectable
 from sotacheck.core.rundir import load_run, write_run
 

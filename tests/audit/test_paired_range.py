@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ from scipy import stats
 
 from sotacheck.audit import signflip
 from sotacheck.audit.claim_checks import ALPHA, range_verdict
-from sotacheck.audit.paired import chernoff_envelope, feasible_mcnemar, pairing_range
+from sotacheck.audit.paired import chernoff_envelope, pairing_range
 from sotacheck.core.errors import ArgumentError
 
 
@@ -38,7 +38,7 @@ def _patterns(n: int, runs_a: int, runs_b: int, passes_a: int, passes_b: int):
     yield from ((types, counts) for counts in fill(0, n, passes_a, passes_b))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _brute(n: int, runs_a: int, runs_b: int, passes_a: int, passes_b: int, nonnegative: bool) -> list[float]:
     """The two-sided sign-flip p (exact, by the lattice convolution checked in test_signflip.py) of every
     allowed pattern; with ``nonnegative``, only patterns with Σ a_i·b_i ≥ A·B / n."""
@@ -46,7 +46,7 @@ def _brute(n: int, runs_a: int, runs_b: int, passes_a: int, passes_b: int, nonne
     floor = passes_a / runs_a * passes_b / runs_b / n
     out = []
     for types, counts in _patterns(n, runs_a, runs_b, passes_a, passes_b):
-        if nonnegative and sum(c * j / runs_a * k / runs_b for (j, k), c in zip(types, counts)) < floor - 1e-9:
+        if nonnegative and sum(c * j / runs_a * k / runs_b for (j, k), c in zip(types, counts, strict=True)) < floor - 1e-9:
             continue
         d = np.repeat([j * (unit // runs_a) - k * (unit // runs_b) for j, k in types], counts)
         out.append(signflip.two_sided(d[d != 0]) if d.any() else 1.0)
