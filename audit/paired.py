@@ -89,13 +89,6 @@ def mcnemar_exact(b: int, c: int, alternative: Alternative = "two-sided") -> McN
     return McNemarResult(b, p, float(midp), b, c, alternative)
 
 
-def discordant_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
-    """(only A passed, only B passed) over paired 0/1 vectors."""
-    a = np.asarray(a, dtype=bool)
-    b = np.asarray(b, dtype=bool)
-    return int(np.sum(a & ~b)), int(np.sum(~a & b))
-
-
 @dataclass(frozen=True)
 class PermutationResult:
     """Sign-flip permutation test of the mean per-problem difference (A − B)."""
@@ -162,7 +155,8 @@ class PairingRange:
     """The two-sided p of the paired test over every per-problem pattern some published totals allow.
 
     ``low`` ≤ p ≤ ``high`` for every allowed pattern; ``low_attained`` / ``high_attained`` say whether an
-    allowed pattern reaches that end exactly (described in ``low_pattern`` / ``high_pattern``). Where
+    allowed pattern reaches that end exactly (described in ``low_pattern`` / ``high_pattern``, from A's side:
+    b problems only A solved, c only B, "+1/3" a problem A leads by a third of a problem). Where
     ``high`` is a bound that no constructed pattern reaches, ``high_seen`` is the largest p of an allowed
     pattern found (None when none was constructed): the true largest p lies in [``high_seen``, ``high``].
     ``test``: the test a rerun would use (exact McNemar with one run a side, else the sign-flip test on the
@@ -207,8 +201,15 @@ def chernoff_envelope(observed: int, total: float, unit: int) -> float:
     return float(min(1.0, 2 * np.exp(-n_whole * kl)))
 
 
+def _pattern_text(won: int, lost: int, e: int, unit: int, sign: int) -> str:
+    """A pattern of whole problems and at most one fractional one, built from the side ahead's view (b won, c
+    lost, e), told from A's (``sign`` −1: A is behind, so b and c swap and e changes sign)."""
+    b, c = (won, lost) if sign > 0 else (lost, won)
+    return f"b = {b}, c = {c} whole problems" + (f" and one problem {sign * e:+d}/{unit}" if e else "")
+
+
 def _whole_with_remainder(n: int, single: int, observed: int, unit: int, min_shared: float,
-                          single_behind: bool) -> tuple[float, str] | None:
+                          single_behind: bool) -> tuple[float, int, int, int] | None:
     """The largest sign-flip p among the allowed patterns made of whole problems (b won, c lost, the rest
     equal) and at most one problem with a fractional difference ``e`` ∈ (−unit, unit), when one side has one
     run (``single`` problems solved; ``single_behind``: it is the side behind) and the other ``unit`` runs.
@@ -217,7 +218,7 @@ def _whole_with_remainder(n: int, single: int, observed: int, unit: int, min_sha
     A fractional problem is the side with runs solving part of its runs: e > 0 needs the single side to
     fail it (behind) or pass it (ahead), e < 0 the other way; each bound on c below counts the problems
     both sides solve (≥ 0) and those both fail (≥ 0)."""
-    best: tuple[float, str] | None = None
+    best: tuple[float, int, int, int] | None = None  # (p, won, lost, e)
     remainder = observed % unit
     for e in ([remainder, remainder - unit] if remainder else [0]):
         net, positive, negative = (observed - e) // unit, int(e > 0), int(e < 0)
@@ -232,12 +233,15 @@ def _whole_with_remainder(n: int, single: int, observed: int, unit: int, min_sha
             shared = single - c - negative + negative * (unit + e) / unit
         else:
             shared = single - c - net - positive + positive * (unit - e) / unit
-        for ci in c[shared >= min_shared - 1e-9][::-1]:
-            values = np.concatenate([np.full(ci + net, unit), np.full(ci, -unit), [e] if e else []]).astype(np.int64)
-            p = signflip.two_sided(values)
-            if best is None or p > best[0]:
-                fraction = f" and one problem {e:+d}/{unit}" if e else ""
-                best = (p, f"b = {ci + net}, c = {ci} whole problems{fraction}")
+        c = c[shared >= min_shared - 1e-9]
+        if not e:  # whole problems only: the sign-flip test is exact McNemar
+            p = dist.binom_two_sided_half(c + net, 2 * c + net)
+        else:  # the exact lattice distribution, where it is small enough to compute
+            p = np.array([signflip.two_sided(np.concatenate([np.full(ci + net, unit), np.full(ci, -unit), [e]]))
+                          if unit * (2 * ci + net + 1) <= signflip.MAX_LATTICE else -1.0 for ci in c])
+        if c.size and p.max() >= 0 and (best is None or p.max() > best[0]):
+            at = int(np.argmax(p))
+            best = (float(p[at]), int(c[at]) + net, int(c[at]), e)
     return best
 
 
@@ -278,7 +282,8 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
       over uniform random subsets F (induction removing a positive D_k = u: if s − u − y ≥ 1 the half
       without k alone gives 2^(−(s−y)+u)/2; if not, the complement of F shows P(Σ_F ≤ y) ≥ 1/2 for the rest,
       and at s − y = 1 the two halves add to P(Σ_F ≤ 0) + P(Σ_F ≥ 1) = 1), and S ≥ s ⇔ Σ_{flipped} D ≤ 0.
-      With one run behind, min(s, M) problems each +1/L (or M problems sharing s) are allowed and attain it.
+      With one run behind, min(s, M) problems each +1/L (or M problems sharing s) are allowed and attain it;
+      with one run ahead, s ≤ M problems each +1/L do.
     * High end: :func:`chernoff_envelope` with Σ|D_i| ≤ L·min(A + B, 2n − A − B) (Σ|a_i − b_i| =
       A + B − 2Σ min(a_i, b_i) and min(a_i, b_i) ≥ max(0, a_i + b_i − 1); under the assumption also
       min(a_i, b_i) ≥ a_i·b_i, so ≤ A + B − 2AB/n). The largest p is *not* always at whole problems: at
@@ -319,18 +324,22 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
     leads = min(ahead[0], n - max(0, behind[0] - (behind[1] - 1) * n))
     steps = min(s, leads)
     least = float(min(1.0, 2.0 ** (1 - steps)))
-    per = f"+1/{unit}" if steps == s else f"sharing +{s}/{unit}"
-    low_pattern = f"{steps} problems each {per}" if steps == s else f"{steps} problems {per}"
+    sign = 1 if observed > 0 else -1
+    low_pattern = (f"{steps} problems each {sign:+d}/{unit}" if steps == s else
+                   f"{steps} problems sharing {sign * s:+d}/{unit} (at most 1 each)")
     seen = None
     if behind[1] == 1 or ahead[1] == 1:
         min_shared = total_a * total_b / n if nonnegative_correlation else 0.0
         single_behind = behind[1] == 1
         found = _whole_with_remainder(n, (behind if single_behind else ahead)[0], s, unit, min_shared, single_behind)
         if found is not None:
-            seen, high_pattern = found
+            seen, high_pattern = found[0], _pattern_text(*found[1:], unit, sign)
     if seen is None:
         high_pattern = "no pattern constructed"
-    return PairingRange(test, least, max(bound, seen or 0.0), behind[1] == 1, seen is not None and seen >= bound,
+    # the low end's pattern exists with one run behind (any steps), or one run ahead when steps == s: then s
+    # problems the side ahead solves and the side behind solves in all runs but one, the rest equal
+    reached = behind[1] == 1 or (ahead[1] == 1 and steps == s)
+    return PairingRange(test, least, max(bound, seen or 0.0), reached, seen is not None and seen >= bound,
                         low_pattern, high_pattern, seen, unit, observed)
 
 
