@@ -65,9 +65,9 @@ _OWN = ("reproduction", "benchmark-size", "identical-numbers", "minimum-detectab
 class ClaimVerdict:
     """A claim's verdict, the check that decided it (``check``), its reason, and every check run.
 
-    ``pvalue`` is the deciding test's p when it has one (per-problem data, a reproduction); it is None when a
-    range decided (``paired-reconstruction``), whose ends are ``p_range`` (low, high): the verdict is
-    supported only when high < α, not significant only when low ≥ α."""
+    ``pvalue`` is the deciding test's p when it has one (per-problem data); it is None when a range decided
+    (``paired-reconstruction``, ``reproduction``: the pairing of two totals is not published), whose ends are
+    ``p_range`` (low, high): significant only when high < α, not significant only when low ≥ α."""
 
     id: str
     paper: str
@@ -223,7 +223,7 @@ def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None
     notes = [*deciding.notes, *_spread_note(checks, verdict), *_request_note(claim, checks, deciding),
              *_provenance_notes(claim)]
     reason = f"{deciding.result} {why[0].upper()}{why[1:]}."
-    p_range = deciding.numbers.get("p_range") if deciding.name == "paired-reconstruction" else None
+    p_range = deciding.numbers.get("p_range")  # the checks a pairing range decides (totals, a reproduction)
     return ClaimVerdict(claim.id, paper, claim.statement, claim.source, deciding.name, verdict, reason, deciding.pvalue,
                         deciding.numbers, tuple(dict.fromkeys(notes)), tuple(checks), claim.check,
                         None if p_range is None else (float(p_range[0]), float(p_range[1])))

@@ -172,3 +172,22 @@ def test_every_branch_of_the_rule_from_totals(a: float, b: float, n: int, expect
     assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
     fisher = verdict.check_named("two-proportions")
     assert fisher is not None and "never deciding" in fisher.question and "conservative" not in fisher.question
+
+
+@pytest.mark.parametrize(("reported", "reproduced", "expected"), [
+    (79.9, 56.7, "contradicted"),  # 131 vs 93 of 164: significant over every pairing
+    (48.2, 36.6, "unverifiable from what was published"),  # Fisher p = 0.044 said contradicted; the range reaches 0.127
+    (96.5, 96.3, "supported"),  # consistent over every pairing
+])
+def test_a_reproduction_is_decided_by_the_pairing_range(reported: float, reproduced: float, expected: str) -> None:
+    claim = Claim.model_validate({"kind": "value", "id": "r", "statement": "s", "benchmark": "humaneval", "n": 164,
+                                  "method": {"name": "A", "value": reported},
+                                  "reproduction": {"name": "A again", "value": reproduced}})
+    verdict = evaluate(claim, "p")
+    assert (verdict.verdict, verdict.check) == (expected, "reproduction")
+    ka, kr = round(reported * 1.64), round(reproduced * 1.64)
+    splits = [(c + ka - kr, c) for c in range(max(0, kr - ka), min(kr, 164 - ka) + 1)]
+    p = [stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0 for b, c in splits]
+    assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
+    fisher = stats.fisher_exact([[ka, 164 - ka], [kr, 164 - kr]]).pvalue
+    assert verdict.numbers["fisher_pvalue"] == pytest.approx(fisher, rel=1e-9)
