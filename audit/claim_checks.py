@@ -95,7 +95,8 @@ def _totals_range(claim: Claim) -> tuple[PairingRange, dict[str, Any], list[str]
     n, notes = claim.n, []
     runs_a, runs_b = claim.method.runs or 1, claim.baseline.runs or 1
     ka, kb = round(claim.method.value / 100 * n * runs_a), round(claim.baseline.value / 100 * n * runs_b)
-    numbers: dict[str, Any] = {"method_solved": ka / runs_a, "baseline_solved": kb / runs_b}
+    numbers: dict[str, Any] = {"method_solved": ka if runs_a == 1 else ka / runs_a,
+                               "baseline_solved": kb if runs_b == 1 else kb / runs_b}
     if runs_a > 1 or runs_b > 1:
         numbers |= {"runs": [runs_a, runs_b], "passes_over_runs": [ka, kb]}
     losses = None
@@ -107,8 +108,9 @@ def _totals_range(claim: Claim) -> tuple[PairingRange, dict[str, Any], list[str]
     try:
         found = pairing_range(n, ka, kb, runs_a, runs_b, losses=losses,
                               nonnegative_correlation=NONNEGATIVE_CORRELATION in claim.assumptions)
-    except ArgumentError:
-        assert claim.regressions is not None
+    except ArgumentError as exc:
+        if claim.regressions is None:
+            raise InputError(f"claim {claim.id!r}: {exc}") from None
         raise InputError(f"claim {claim.id!r}: field `regressions`: {claim.regressions.low:g}–"
                          f"{claim.regressions.high:g} regressions are impossible with {ka} and {kb} problems solved "
                          f"of {n}") from None
@@ -162,7 +164,7 @@ def range_verdict(found: PairingRange, alpha: float = ALPHA) -> Verdict:
 
 
 def paired_reconstruction(claim: Claim) -> CheckResult:
-    """The paired test's p over every pairing the published numbers allow; the two-number rule decides
+    """The paired test's p over every pairing the published numbers allow; the pairing-range rule decides
     (docs/claims.md): significant over every allowed pairing, ``supported`` (``contradicted`` when the
     margin is negative); over none, ``not significant``; otherwise ``unverifiable``. Its ``pvalue`` is None:
     a range has no one p (``numbers["p_range"]`` = [low, high], the ends the rule compared with α)."""

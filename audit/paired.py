@@ -276,7 +276,7 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
     per-problem differences d_i (multiples of 1 / L, L = lcm(runs); integers D_i = L·d_i, |D_i| ≤ L, with
     the observed sum s = Σ D_i fixed by the totals). Both ends are proved, not searched:
 
-    * Low end: p ≥ min(1, 2^(1 − min(s, M))), M the most problems on which A can lead. (i) P(S ≥ s) ≥
+    * Low end: p ≥ min(1, 2^(1 − min(s, M))), M the most problems the side ahead can lead on. (i) P(S ≥ s) ≥
       2^(−m₊), m₊ ≤ M the problems with D_i > 0: every sign pattern keeping those positive reaches S ≥ s.
       (ii) P(S ≥ s) ≥ 2^(−s): for integers with sum s and y ≥ 0, s − y ≥ 1, P(Σ_{i∈F} D_i ≤ y) ≥ 2^(−(s−y))
       over uniform random subsets F (induction removing a positive D_k = u: if s − u − y ≥ 1 the half
@@ -289,8 +289,8 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
       min(a_i, b_i) ≥ a_i·b_i, so ≤ A + B − 2AB/n). The largest p is *not* always at whole problems: at
       n = 8, three runs against one, totals 8/3 vs 4, the pattern (−3, −3, −3, −3, 2, 2, 2, 2) gives
       0.703 against 0.6875 for the best with at most one fractional problem (brute-force enumeration,
-      ``tests/audit/test_pairing_range.py``), so the high end is this bound, and ``high_seen`` the largest p
-      of the whole-problem patterns with at most one fractional problem (the side behind having one run).
+      ``tests/audit/test_paired_range.py``), so the high end is this bound, and ``high_seen`` the largest p
+      of the whole-problem patterns with at most one fractional problem (when one side has one run).
     """
     for name, value in (("n", n), ("runs_a", runs_a), ("runs_b", runs_b)):
         if value < 1:
@@ -326,7 +326,7 @@ def pairing_range(n: int, passes_a: int, passes_b: int, runs_a: int = 1, runs_b:
     least = float(min(1.0, 2.0 ** (1 - steps)))
     sign = 1 if observed > 0 else -1
     low_pattern = (f"{steps} problems each {sign:+d}/{unit}" if steps == s else
-                   f"{steps} problems sharing {sign * s:+d}/{unit} (at most 1 each)")
+                   f"{steps} problems sharing {sign * s:+d}/{unit}, at most 1 each")
     seen = None
     if behind[1] == 1 or ahead[1] == 1:
         min_shared = total_a * total_b / n if nonnegative_correlation else 0.0
