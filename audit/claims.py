@@ -5,7 +5,8 @@ Verdicts: ``supported``, ``not significant``, ``unverifiable from what was publi
 The rule, in order:
 
 1. A published number shown wrong decides: a benchmark size that does not match, a value attributed twice
-   and contradicted by a reference, a reproduction far below the report, a "margin" over the base model.
+   and contradicted by a reference, a reproduction below the report over every pairing the two totals allow
+   (the pairing-range rule of step 3), a "margin" over the base model.
 2. Per-problem data decide a margin: the paired test on a run's arms (``rerun``) or on the published
    discordant counts (``paired-counts``).
 3. From totals alone, **the pairing-range rule**: the paired test's p over every per-problem pattern the
