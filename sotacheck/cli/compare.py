@@ -44,8 +44,7 @@ def _discordant(value: str | None) -> tuple[int, int] | None:
 def compare(a: float, b: float, n: int, runs: int | None, sd: float | None, se: float | None, spread: float | None,
             discordant: str | None, unit: str | None, assumptions: tuple[str, ...], as_json: bool) -> None:
     """Is A (a pass rate in percent) significantly above B on N problems? One verdict by the rule of claims
-    files (docs/claims.md): from totals alone, supported only when the paired test is significant over every
-    pairing the totals allow; the range, the other tests and the smallest detectable difference."""
+    files (docs/claims.md): the deciding test, the other tests and the smallest detectable difference."""
     verdict = api.compare(a, b=b, n=n, runs=runs, sd=sd, se=se, spread=spread, discordant=_discordant(discordant),
                           unit=unit, assumptions=assumptions)
     if as_json:
