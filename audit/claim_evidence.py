@@ -58,7 +58,8 @@ def rerun(claim: Claim, runs: list[Run]) -> CheckResult:
     if comparison.pvalue < ALPHA:
         verdict = SUPPORTED if comparison.diff > 0 else CONTRADICTED
     result = (f"In the run, {arms.method_arm} vs {arms.baseline_arm} on {comparison.n} {arms.dataset} problems: "
-              f"{100 * comparison.diff:+.1f} pp (95 % CI {100 * comparison.ci_low:+.1f} to {100 * comparison.ci_high:+.1f}), "
+              f"{100 * comparison.diff:+.1f} pp (two-sided 95 % paired bootstrap CI {100 * comparison.ci_low:+.1f} to "
+              f"{100 * comparison.ci_high:+.1f}), "
               f"{comparison.b_count} won / {comparison.c_count} lost, {comparison.test} p = {comparison.pvalue:.3g}.")
     return CheckResult("rerun", question, result, verdict, float(comparison.pvalue), numbers, tuple(comparison.notes))
 
