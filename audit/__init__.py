@@ -5,7 +5,7 @@ nothing here renders or prints.
 
 The public modules are ``__all__`` (``docs/python-api.md`` lists them), imported on first use. The others
 (``claim_checks``, ``claim_evidence``, ``claim_model``, ``claim_rank``, ``distributions``,
-``leaderboard_facts``, ``signflip``) are the public modules' internals.
+``leaderboard_facts``, ``paired_range``, ``signflip``) are the public modules' internals.
 """
 
 from __future__ import annotations

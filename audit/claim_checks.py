@@ -1,9 +1,10 @@
 """The statistical checks of a margin claim, each answering one question from what was published.
 
 Problem sampling: ``paired-counts`` (exact McNemar on published discordant counts), ``paired-reconstruction``
-(the feasible range of the exact McNemar p over every discordance compatible with the totals),
-``two-proportions`` (Fisher's exact test, the unpaired and conservative reading). Run-to-run spread:
-``margin-vs-single`` (t over the runs; added evidence only: the runs share the same problems).
+(the range of the paired test's p over every per-problem pattern the published numbers allow:
+:func:`sotacheck.audit.paired.pairing_range`). Shown, never deciding: ``two-proportions`` (Fisher's exact
+test, the test for two *independent* samples: not a bound on the paired p) and run-to-run spread,
+``margin-vs-single`` (t over the runs; the runs share the same problems).
 ``minimum-detectable-difference``: the smallest difference the benchmark could have detected.
 Which of them decides is :mod:`sotacheck.audit.claims`' rule.
 
@@ -20,13 +21,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-import numpy as np
-
 from sotacheck.audit import distributions as dist
 from sotacheck.audit.claim_model import Claim, Side
-from sotacheck.audit.paired import mcnemar_exact
+from sotacheck.audit.paired import PairingRange, mcnemar_exact, mcnemar_range, pairing_range
 from sotacheck.audit.power import mdd_paired_exact, mdd_unpaired
-from sotacheck.core.errors import InputError
+from sotacheck.core.errors import ArgumentError, InputError
 
 Verdict = Literal["supported", "not significant", "unverifiable from what was published", "contradicted"]
 SUPPORTED: Verdict = "supported"
@@ -86,66 +85,118 @@ def paired_counts(claim: Claim) -> CheckResult:
         _significance(p, b - c), p, {"b": b, "c": c, "n": claim.n})
 
 
-def _net_and_bounds(claim: Claim) -> tuple[int, int, int, dict[str, Any]]:
-    """The net gain in problems and the range of c (problems only the baseline solved) the totals allow."""
-    assert claim.n is not None
+NONNEGATIVE_CORRELATION = "nonnegative-correlation"
+
+
+def _totals_range(claim: Claim) -> tuple[PairingRange, dict[str, Any], list[str]]:
+    """The pairing range of a claim with both totals: its solved counts (over its runs), and notes."""
+    assert claim.n is not None and claim.baseline is not None
+    assert claim.method.value is not None and claim.baseline.value is not None
+    n, notes = claim.n, []
+    runs_a, runs_b = claim.method.runs or 1, claim.baseline.runs or 1
+    ka, kb = round(claim.method.value / 100 * n * runs_a), round(claim.baseline.value / 100 * n * runs_b)
+    numbers: dict[str, Any] = {"method_solved": ka if runs_a == 1 else ka / runs_a,
+                               "baseline_solved": kb if runs_b == 1 else kb / runs_b}
+    if runs_a > 1 or runs_b > 1:
+        numbers |= {"runs": [runs_a, runs_b], "passes_over_runs": [ka, kb]}
+    losses = None
+    if claim.regressions is not None:
+        if runs_a == runs_b == 1:
+            losses = (math.ceil(claim.regressions.low), math.floor(claim.regressions.high))
+        else:
+            notes.append("the published regressions count whole problems; with runs they do not narrow the range")
+    try:
+        found = pairing_range(n, ka, kb, runs_a, runs_b, losses=losses,
+                              nonnegative_correlation=NONNEGATIVE_CORRELATION in claim.assumptions)
+    except ArgumentError as exc:
+        if claim.regressions is None:
+            raise InputError(f"claim {claim.id!r}: {exc}") from None
+        raise InputError(f"claim {claim.id!r}: field `regressions`: {claim.regressions.low:g}–"
+                         f"{claim.regressions.high:g} regressions are impossible with {ka} and {kb} problems solved "
+                         f"of {n}") from None
+    return found, numbers, notes
+
+
+def _margin_range(claim: Claim) -> tuple[PairingRange, dict[str, Any], list[str]]:
+    """The pairing range of a claim with a margin and n but not both totals (whole problems: c from
+    max(0, −net) to (n − net) / 2, or the published regressions)."""
+    assert claim.n is not None and claim.margin is not None
     n = claim.n
-    if is_rate(claim.baseline) and is_rate(claim.method):
-        assert claim.baseline is not None and claim.baseline.value is not None and claim.method.value is not None
-        ka, kb = solved(claim.method.value, n), solved(claim.baseline.value, n)
-        net, high = ka - kb, min(kb, n - ka)
-        numbers: dict[str, Any] = {"method_solved": ka, "baseline_solved": kb}
-    else:
-        assert claim.margin is not None
-        net = round(n * claim.margin / 100)
-        high = (n - net) // 2  # b + c = 2c + net <= n
-        numbers = {"gain_pp": claim.margin}
-    low = max(0, -net)
+    net = round(n * claim.margin / 100)
+    low, high = max(0, -net), (n - net) // 2  # b + c = 2c + net <= n
     if claim.regressions is not None:
         low, high = max(low, math.ceil(claim.regressions.low)), min(high, math.floor(claim.regressions.high))
         if low > high:
             raise InputError(f"claim {claim.id!r}: field `regressions`: {claim.regressions.low:g}–"
                              f"{claim.regressions.high:g} regressions are impossible with a net gain of {net} "
                              f"problems of {n}")
-    return net, low, high, numbers
+    notes = ([f"the assumption {NONNEGATIVE_CORRELATION} needs both totals; it is not applied"]
+             if NONNEGATIVE_CORRELATION in claim.assumptions else [])
+    return mcnemar_range(net, low, high), {"gain_pp": claim.margin}, notes
 
 
-def feasible_mcnemar(net: int, low: int, high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(b, c, exact two-sided McNemar p) for every c in [low, high] with b = c + net.
+SETTLE = ("the per-problem results (a rerun or released logs), the discordant counts (problems only the method "
+          "solved, only the baseline solved), or a published correlation of the two systems' per-problem results")
 
-    At p = 1/2 the two-sided binomial test (``scipy.stats.binomtest``) is min(1, 2·P(X ≤ min(b, c))),
-    evaluated here for all c at once."""
-    c = np.arange(low, high + 1)
-    b = c + net
-    total = b + c
-    p = dist.binom_two_sided_half(b, total)
-    return b, c, p
+
+def range_text(found: PairingRange, source: str = "the totals") -> str:
+    """``p from a to b over the pairings the totals allow``, each end with the pattern reaching it (or the
+    bound it is)."""
+    if found.low == found.high and found.low_attained and found.high_attained:
+        return f"p = {found.low:.3g} over every pairing {source} allow"
+    low = f"{found.low:.3g} ({found.low_pattern})" if found.low_attained else f"at least {found.low:.3g}"
+    if found.high_attained:
+        high = f"{found.high:.3g} ({found.high_pattern})"
+    elif found.high_seen is not None:
+        high = (f"at least {found.high_seen:.3g} ({found.high_pattern}) and at most {found.high:.3g} (Chernoff bound "
+                "over every pattern)")
+    else:
+        high = f"at most {found.high:.3g} (Chernoff bound over every pattern)"
+    return f"p from {low} to {high} over the pairings {source} allow"
+
+
+def range_verdict(found: PairingRange, alpha: float = ALPHA) -> Verdict:
+    """The pairing-range rule on a range: significant over every allowed pattern (high < α), supported or
+    contradicted by the sign of the margin; over none (low ≥ α), not significant; otherwise unverifiable."""
+    if found.high < alpha:
+        return SUPPORTED if found.observed > 0 else CONTRADICTED
+    return NOT_SIGNIFICANT if found.low >= alpha else UNVERIFIABLE
 
 
 def paired_reconstruction(claim: Claim) -> CheckResult:
+    """The paired test's p over every pairing the published numbers allow; the pairing-range rule decides
+    (docs/claims.md): significant over every allowed pairing, ``supported`` (``contradicted`` when the
+    margin is negative); over none, ``not significant``; otherwise ``unverifiable``. Its ``pvalue`` is None:
+    a range has no one p (``numbers["p_range"]`` = [low, high], the ends the rule compared with α)."""
     assert claim.n is not None
     n = claim.n
-    net, low, high, numbers = _net_and_bounds(claim)
-    b, c, p = feasible_mcnemar(net, low, high)
-    p_low, p_high = float(p.min()), float(p.max())
-    at_low, at_high = int(np.argmin(p)), int(np.argmax(p))
-    numbers |= {"n": n, "net_problems": net, "c_range": [low, high], "p_range": [p_low, p_high],
-                "most_significant": {"b": int(b[at_low]), "c": int(c[at_low])},
-                "least_significant": {"b": int(b[at_high]), "c": int(c[at_high])}}
-    if p_high < ALPHA:
-        verdict = _significance(p_high, net)
-    elif p_low >= ALPHA:
-        verdict = NOT_SIGNIFICANT
-    else:
-        verdict = UNVERIFIABLE
-    source = "the published regressions" if claim.regressions is not None else "the totals"
-    spread = (f"p = {p_low:.3g} for every one" if p_low == p_high else
-              f"p = {p_low:.3g} (b = {b[at_low]}, c = {c[at_low]}) to {p_high:.3g} (b = {b[at_high]}, c = {c[at_high]})")
-    result = (f"a net {net:+d} problems of {n}; over the {high - low + 1} discordances {source} allow "
-              f"(c = {low}–{high} problems lost, b = c {'+' if net >= 0 else '−'} {abs(net)}), exact McNemar {spread}.")
+    both = is_rate(claim.method) and is_rate(claim.baseline)
+    found, numbers, notes = _totals_range(claim) if both else _margin_range(claim)
+    assumed = [NONNEGATIVE_CORRELATION] if NONNEGATIVE_CORRELATION in claim.assumptions and both else []
+    numbers |= {"n": n, "test": found.test, "p_range": [found.low, found.high],
+                "p_range_attained": [found.low_attained, found.high_attained], "p_high_seen": found.high_seen,
+                "most_significant": found.low_pattern, "least_significant": found.high_pattern,
+                "assumptions": assumed, "alpha": ALPHA}
+    if found.unit == 1:
+        numbers["net_problems"] = found.observed
+    verdict = range_verdict(found)
+    source = ("the published regressions" if claim.regressions is not None and found.unit == 1 else "the totals") + (
+        f" and the assumption of {NONNEGATIVE_CORRELATION}" if assumed else "")
+    margin = (f"a net {found.observed:+d} problems of {n}" if found.unit == 1 else
+              f"a net {found.observed / found.unit:+.3g} problems of {n} ({found.observed:+d}/{found.unit}: with runs, "
+              f"a problem's outcome is the fraction of its runs solved)")
+    result = f"{margin}; {found.test}: {range_text(found, source)}."
+    if assumed:
+        plain, _, _ = _totals_range(claim.model_copy(update={"assumptions": []}))
+        numbers["p_range_without_assumptions"] = [plain.low, plain.high]
+        notes.append(f"this verdict assumes {NONNEGATIVE_CORRELATION} (the two systems' per-problem results are not "
+                     f"negatively correlated, φ ≥ 0); without it, {range_text(plain)}")
+    if verdict == UNVERIFIABLE:
+        notes.append(f"the verdict hangs on the unpublished pairing (α = {ALPHA:g} lies inside the range); what "
+                     f"would settle it: {SETTLE}")
     return CheckResult("paired-reconstruction", "Whatever the unpublished pairing of problems, is the paired test "
-                       "significant? (feasible range of the exact McNemar p)", result[0].upper() + result[1:],
-                       verdict, p_high, numbers)
+                       "significant? (its p over every pairing the published numbers allow)",
+                       result[0].upper() + result[1:], verdict, None, numbers, tuple(notes))
 
 
 def two_proportions(claim: Claim) -> CheckResult:
@@ -157,8 +208,8 @@ def two_proportions(claim: Claim) -> CheckResult:
     notes = tuple(f"{pp(v)} is not k/{n} for any k: check the number or the n" for side, v in
                   ((claim.method, m), (claim.baseline, base)) if (side.runs or 1) == 1 and not _achievable(v, n))
     return CheckResult(
-        "two-proportions", "Read as two independent samples of the benchmark's problems, is the difference "
-        "significant? (Fisher's exact test: the conservative bound)",
+        "two-proportions", "Read as two independent samples, is the difference significant? (Fisher's exact test, "
+        "the test for two independent samples: shown as evidence, never deciding a paired question)",
         f"{pp(m)} vs {pp(base)} on n = {n} is {ka} vs {kb} problems ({ka - kb:+d}, one problem = {100 / n:.2f} pp): "
         f"Fisher's exact p = {p:.3g}.", _significance(p, ka - kb), p,
         {"method": m, "baseline": base, "n": n, "method_solved": ka, "baseline_solved": kb,
@@ -240,10 +291,14 @@ def minimum_detectable(claim: Claim, discordance: float | None = None) -> CheckR
         paired = {psi: _mdd_paired(n, psi) for psi in (0.1, 0.2, 0.3)}
     numbers["paired_pp_by_discordance"] = {f"{psi:.1%}": 100 * d if math.isfinite(d) else None
                                            for psi, d in paired.items()}
+    observed = discordance is not None and discordance > 0
     paired_text = ", ".join((f"{100 * d:.1f} pp" if math.isfinite(d) else "none detectable") +
-                            f" at {psi:.1%} discordance" for psi, d in paired.items())
+                            (f" at the observed {psi:.1%} discordance" if observed else f" if {psi:.0%} of problems are "
+                             "discordant") for psi, d in paired.items())
+    condition = "" if observed else " (the paired figure depends on the discordance, which is not published: each is " \
+                                    "conditional on the discordance assumed)"
     result = (f"At n = {n}, 80 % power at α = 0.05 needs a difference of +{100 * unpaired.up:.1f} / "
-              f"{100 * unpaired.down:.1f} pp unpaired (around {pp(at)} %), or paired {paired_text}.")
+              f"{100 * unpaired.down:.1f} pp unpaired (around {pp(at)} %), or paired {paired_text}{condition}.")
     verdict: Verdict | None = None
     if claim.differences is not None:
         smallest = 100 * min(min(paired.values()), unpaired.up)

@@ -15,9 +15,11 @@ from sotacheck.audit.claim_checks import (
     CheckResult,
     Verdict,
     pp,
+    range_verdict,
     solved,
 )
 from sotacheck.audit.claim_model import Claim
+from sotacheck.audit.paired import pairing_range
 from sotacheck.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -56,7 +58,8 @@ def rerun(claim: Claim, runs: list[Run]) -> CheckResult:
     if comparison.pvalue < ALPHA:
         verdict = SUPPORTED if comparison.diff > 0 else CONTRADICTED
     result = (f"In the run, {arms.method_arm} vs {arms.baseline_arm} on {comparison.n} {arms.dataset} problems: "
-              f"{100 * comparison.diff:+.1f} pp (95 % CI {100 * comparison.ci_low:+.1f} to {100 * comparison.ci_high:+.1f}), "
+              f"{100 * comparison.diff:+.1f} pp (two-sided 95 % paired bootstrap CI {100 * comparison.ci_low:+.1f} to "
+              f"{100 * comparison.ci_high:+.1f}), "
               f"{comparison.b_count} won / {comparison.c_count} lost, {comparison.test} p = {comparison.pvalue:.3g}.")
     return CheckResult("rerun", question, result, verdict, float(comparison.pvalue), numbers, tuple(comparison.notes))
 
@@ -110,22 +113,33 @@ def benchmark_size(claim: Claim, dataset_sizes: dict[str, int]) -> CheckResult:
 
 
 def reproduction(claim: Claim) -> CheckResult:
+    """Whether an independent reproduction reaches the reported number: the same method twice on the same
+    problems, pairing unknown, so the pairing-range rule decides (:func:`sotacheck.audit.paired.pairing_range`):
+    contradicted only when the reproduction is significantly below over every pairing the two totals allow,
+    consistent only when it is significantly different over none. Fisher's p (two independent samples) is shown."""
     assert claim.reproduction is not None and claim.n is not None
     assert claim.method.value is not None and claim.reproduction.value is not None
     m, r, n = claim.method.value, claim.reproduction.value, claim.n
     km, kr = solved(m, n), solved(r, n)
-    p = dist.fisher_exact_two_sided([[km, n - km], [kr, n - kr]])
-    numbers = {"reported": m, "reproduced": r, "n": n}
+    found = pairing_range(n, km, kr)
+    fisher = dist.fisher_exact_two_sided([[km, n - km], [kr, n - kr]])
+    numbers = {"reported": m, "reproduced": r, "n": n, "p_range": [found.low, found.high], "fisher_pvalue": fisher}
     notes = (claim.reproduction.note,) if claim.reproduction.note else ()
-    question = "Does an independent reproduction reach the reported number? (Fisher's exact test)"
-    if p < ALPHA and r < m:
+    question = ("Does an independent reproduction reach the reported number? (the paired test over every pairing "
+                "the two totals allow)")
+    shown = f"paired p from {found.low:.2g} to {found.high:.2g} over the pairings the totals allow; Fisher p = {fisher:.2g}"
+    verdict = range_verdict(found)
+    if verdict == SUPPORTED:  # the report significantly above its reproduction over every pairing
         return CheckResult("reproduction", question, f"The reported {pp(m)} was not reproduced: "
-                           f"{claim.reproduction.name} got {pp(r)} on the same n = {n} (Fisher p = {p:.2g}).",
-                           CONTRADICTED, p, numbers, notes)
-    verdict = SUPPORTED if p >= ALPHA else NOT_SIGNIFICANT
+                           f"{claim.reproduction.name} got {pp(r)} on the same n = {n} ({shown}).",
+                           CONTRADICTED, None, numbers, notes)
+    if verdict == UNVERIFIABLE:
+        return CheckResult("reproduction", question, f"The reproduction ({pp(r)}) against the reported {pp(m)} hangs "
+                           f"on the unpublished pairing ({shown}).", UNVERIFIABLE, None, numbers, notes)
+    consistent = verdict == NOT_SIGNIFICANT
     return CheckResult("reproduction", question, f"The reproduction ({pp(r)}) is "
-                       f"{'consistent with' if p >= ALPHA else 'significantly above'} the reported {pp(m)} "
-                       f"(Fisher p = {p:.2g}).", verdict, p, numbers, notes)
+                       f"{'consistent with' if consistent else 'significantly above'} the reported {pp(m)} ({shown}).",
+                       SUPPORTED if consistent else NOT_SIGNIFICANT, None, numbers, notes)
 
 
 _NOT_TESTABLE = {

@@ -19,10 +19,13 @@ CheckName = Literal["margin-vs-single", "two-proportions", "paired-reconstructio
                     "minimum-detectable-difference", "comparator-kind", "identical-numbers", "benchmark-size",
                     "reproduction", "average-margin", "cost-bound", "decay-fit", "no-comparator", "setting", "rerun"]
 PublishedKind = Literal["margin", "value", "benchmark-size", "fit", "setting"]
+Assumption = Literal["nonnegative-correlation"]
+"""A named assumption that narrows the range of pairings (docs/claims.md): ``nonnegative-correlation``, the
+two systems' per-problem results are not negatively correlated (φ ≥ 0)."""
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)  # NaN is an error, never a number
 
 
 class Side(_Strict):
@@ -128,6 +131,8 @@ class Claim(_Strict):
     shipped_n: int | None = Field(default=None, gt=0)
     shipped_source: str | None = None
     rerun: RerunArms | None = None
+    assumptions: list[Assumption] = Field(default_factory=list, description="named assumptions that narrow the "
+                                          "pairings the totals allow (off unless listed; named in the verdict)")
     note: str | None = None
 
     @field_validator("margin")

@@ -4,7 +4,6 @@ validate them with, and the registries that ship with sotacheck. The fields: :mo
 
 from __future__ import annotations
 
-import json
 import sys
 from importlib import resources
 from pathlib import Path
@@ -85,10 +84,6 @@ def claims_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "sotacheck claims file"
     return schema
-
-
-def claims_schema_json() -> str:
-    return json.dumps(claims_schema(), indent=2)
 
 
 def bundled_registries() -> list[Path]:

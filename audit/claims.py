@@ -5,14 +5,17 @@ Verdicts: ``supported``, ``not significant``, ``unverifiable from what was publi
 The rule, in order:
 
 1. A published number shown wrong decides: a benchmark size that does not match, a value attributed twice
-   and contradicted by a reference, a reproduction far below the report, a "margin" over the base model.
+   and contradicted by a reference, a reproduction below the report over every pairing the two totals allow
+   (the pairing-range rule of step 3), a "margin" over the base model.
 2. Per-problem data decide a margin: the paired test on a run's arms (``rerun``) or on the published
    discordant counts (``paired-counts``).
-3. From totals alone: the feasible range of the exact McNemar p over every discordance the totals (and the
-   published regressions) allow (``paired-reconstruction``). Significant over the whole range: supported
-   (contradicted when the margin is negative); significant nowhere: not significant; in between, the unpaired
-   test (``two-proportions``, Fisher's exact) is the conservative bound: significant, it decides; else the
-   verdict is unverifiable, since it hangs on the unpublished pairing.
+3. From totals alone, **the pairing-range rule**: the paired test's p over every per-problem pattern the
+   totals (and runs, and published regressions) allow (``paired-reconstruction``;
+   :func:`sotacheck.audit.paired.pairing_range`). Significant over every allowed pattern: supported
+   (contradicted when the margin is negative); significant over none: not significant; otherwise unverifiable,
+   with the range and what would settle it. A named assumption (``assumptions: [nonnegative-correlation]``)
+   narrows the range only when the claim lists it, and the verdict names it. Fisher's exact test
+   (``two-proportions``) is the test for two independent samples: shown, never deciding.
 4. Otherwise the claim's own check (a reproduction, a benchmark size, an attribution, the minimum detectable
    difference of differences reported without tests), else why nothing published can test it.
 
@@ -47,9 +50,13 @@ from sotacheck.core.errors import InputError
 if TYPE_CHECKING:
     from sotacheck.core.rundir import Run
 
-__all__ = ["ALPHA", "CONTRADICTED", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult", "ClaimVerdict",
-           "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "audit_registries", "evaluate", "load_registry"]
+__all__ = ["ALPHA", "CONTRADICTED", "EVIDENCE_ONLY", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult",
+           "ClaimVerdict", "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "audit_registries", "evaluate",
+           "load_registry"]
 
+EVIDENCE_ONLY = ("two-proportions", "margin-vs-single")
+"""Checks shown beside the verdict that never decide a margin: Fisher's test for two independent samples and
+the run-to-run spread."""
 _CONSISTENCY = ("benchmark-size", "identical-numbers", "reproduction", "comparator-kind")
 _OWN = ("reproduction", "benchmark-size", "identical-numbers", "minimum-detectable-difference", "average-margin",
         "cost-bound", "decay-fit", "no-comparator", "setting", "rerun")
@@ -57,7 +64,11 @@ _OWN = ("reproduction", "benchmark-size", "identical-numbers", "minimum-detectab
 
 @dataclass(frozen=True)
 class ClaimVerdict:
-    """A claim's verdict, the check that decided it (``check``), its reason and p-value, and every check run."""
+    """A claim's verdict, the check that decided it (``check``), its reason, and every check run.
+
+    ``pvalue`` is the deciding test's p when it has one (per-problem data); it is None when a range decided
+    (``paired-reconstruction``, ``reproduction``: the pairing of two totals is not published), whose ends are
+    ``p_range`` (low, high): significant only when high < α, not significant only when low ≥ α."""
 
     id: str
     paper: str
@@ -71,6 +82,7 @@ class ClaimVerdict:
     notes: tuple[str, ...]
     checks: tuple[CheckResult, ...]
     requested: str | None = None
+    p_range: tuple[float, float] | None = None
 
     def check_named(self, name: str) -> CheckResult | None:
         return next((c for c in self.checks if c.name == name), None)
@@ -78,13 +90,24 @@ class ClaimVerdict:
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "paper": self.paper, "statement": self.statement, "source": self.source,
                 "verdict": self.verdict, "deciding_check": self.check, "reason": self.reason, "pvalue": self.pvalue,
-                "numbers": self.numbers, "notes": list(self.notes), "requested_check": self.requested,
+                "p_range": None if self.p_range is None else list(self.p_range), "numbers": self.numbers,
+                "notes": list(self.notes), "requested_check": self.requested,
                 "checks": [c.as_dict() for c in self.checks]}
 
 
 def _discordance(checks: list[CheckResult], n: int) -> float | None:
     paired = next((c for c in checks if c.name in ("rerun", "paired-counts") and "b" in c.numbers), None)
     return None if paired is None else (paired.numbers["b"] + paired.numbers["c"]) / n
+
+
+RULE = "the pairing-range rule"
+RULE_REASONS: dict[Verdict, str] = {
+    SUPPORTED: f"{RULE}: the paired test is significant over every allowed pairing",
+    CONTRADICTED: f"{RULE}: the paired test is significant, against the claim, over every allowed pairing",
+    NOT_SIGNIFICANT: f"{RULE}: the paired test is significant over no allowed pairing",
+    UNVERIFIABLE: f"{RULE}: the paired test is significant over some allowed pairings and not over others, so only "
+                  "the unpublished pairing can decide",
+}
 
 
 def applicable_checks(claim: Claim, runs: list[Run] | None = None,
@@ -132,12 +155,8 @@ def decide(checks: list[CheckResult]) -> tuple[CheckResult, str]:
         if name in by_name and by_name[name].verdict is not None:
             return by_name[name], "per-problem data decide"
     if "paired-reconstruction" in by_name:
-        paired, fisher = by_name["paired-reconstruction"], by_name.get("two-proportions")
-        if paired.verdict != UNVERIFIABLE:
-            return paired, "from totals, the paired test over every pairing they allow decides"
-        if fisher is not None and fisher.verdict in (SUPPORTED, CONTRADICTED):
-            return fisher, "the pairing is not published; the unpaired test, the conservative bound, is significant"
-        return paired, "the paired test hangs on the unpublished pairing and the unpaired bound is not significant"
+        paired = by_name["paired-reconstruction"]
+        return paired, RULE_REASONS[paired.verdict or UNVERIFIABLE]
     for name in _OWN:
         if name in by_name and by_name[name].verdict is not None:
             return by_name[name], "the claim's own check"
@@ -205,8 +224,10 @@ def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None
     notes = [*deciding.notes, *_spread_note(checks, verdict), *_request_note(claim, checks, deciding),
              *_provenance_notes(claim)]
     reason = f"{deciding.result} {why[0].upper()}{why[1:]}."
+    p_range = deciding.numbers.get("p_range")  # the checks a pairing range decides (totals, a reproduction)
     return ClaimVerdict(claim.id, paper, claim.statement, claim.source, deciding.name, verdict, reason, deciding.pvalue,
-                        deciding.numbers, tuple(dict.fromkeys(notes)), tuple(checks), claim.check)
+                        deciding.numbers, tuple(dict.fromkeys(notes)), tuple(checks), claim.check,
+                        None if p_range is None else (float(p_range[0]), float(p_range[1])))
 
 
 def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdict:

@@ -1,9 +1,13 @@
 """Paired comparisons of two arms on the same problems.
 
-One run each: exact McNemar (binomial on the discordant pairs) with mid-p. K runs each: the sign-flip
-permutation test on per-problem mean differences, which tests the *average* difference (the pass-rate
-difference) and reduces to McNemar at K = 1. Paired cluster-bootstrap CI of the difference. Holm across a
-table of comparisons, named explicitly (``multipletests``' default is Holm–Šidák).
+This module owns every paired test sotacheck runs. One run each: exact McNemar (binomial on the discordant
+pairs) with mid-p. K runs each: the sign-flip permutation test on per-problem mean differences, which tests
+the *average* difference (the pass-rate difference) and reduces to McNemar at K = 1 (its exact lattice
+arithmetic: :mod:`sotacheck.audit.signflip`). From published totals alone, the range of those tests' p over
+every per-problem pattern the totals allow (:func:`feasible_mcnemar`, :func:`pairing_range`, computed in
+:mod:`sotacheck.audit.paired_range` and imported from here). Paired
+cluster-bootstrap CI of the difference. Holm across a table of comparisons, named explicitly
+(``multipletests``' default is Holm–Šidák).
 
 :func:`cmh_test` (Cochran–Mantel–Haenszel, one stratum per problem) is kept for users who want it, but it
 is not part of the analysis' output: it is a large-sample test of a common odds ratio of 1 — of "no
@@ -29,6 +33,11 @@ import numpy as np
 from sotacheck.audit import distributions as dist
 from sotacheck.audit import signflip
 from sotacheck.audit.intervals import ConfidenceInterval, check_confidence_level, outcome_matrix_of
+from sotacheck.audit.paired_range import PairingRange as PairingRange  # the range of a paired test: public here
+from sotacheck.audit.paired_range import chernoff_envelope as chernoff_envelope
+from sotacheck.audit.paired_range import feasible_mcnemar as feasible_mcnemar
+from sotacheck.audit.paired_range import mcnemar_range as mcnemar_range
+from sotacheck.audit.paired_range import pairing_range as pairing_range
 from sotacheck.core.errors import ArgumentError
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -84,13 +93,6 @@ def mcnemar_exact(b: int, c: int, alternative: Alternative = "two-sided") -> McN
         p = float(dist.binom_cdf(b, n, 0.5))
         midp = float(dist.binom_cdf(b, n, 0.5) - 0.5 * dist.binom_pmf(b, n, 0.5))
     return McNemarResult(b, p, float(midp), b, c, alternative)
-
-
-def discordant_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int]:
-    """(only A passed, only B passed) over paired 0/1 vectors."""
-    a = np.asarray(a, dtype=bool)
-    b = np.asarray(b, dtype=bool)
-    return int(np.sum(a & ~b)), int(np.sum(~a & b))
 
 
 @dataclass(frozen=True)

@@ -70,25 +70,6 @@ def _convolve(groups: list[tuple[int, int]]) -> np.ndarray:
     return pmf
 
 
-def null_distribution(values: np.ndarray) -> tuple[int, np.ndarray]:
-    """The sign-flip null distribution of the sum of the integers ``values``.
-
-    Parameters
-    ----------
-    values : array of int
-        Per-problem differences on the integer lattice (zeros never change the sum and are ignored).
-
-    Returns
-    -------
-    total : int
-        T = sum |values|; the support is -T..T.
-    pmf : ndarray
-        ``pmf[x + T]`` = P(S = x), for x = -T..T.
-    """
-    pmf = _convolve(_groups(values))
-    return (pmf.size - 1) // 2, pmf
-
-
 def upper_tail(values: np.ndarray, threshold: int) -> float:
     """P(S ≥ ``threshold``) under sign flips of the integers ``values``, exact up to rounding.
 

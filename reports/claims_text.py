@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 
-from sotacheck.audit.claims import ClaimVerdict
+from sotacheck.audit.claims import EVIDENCE_ONLY, ClaimVerdict
 
 MDD = "minimum-detectable-difference"
+
+
+def p_text(verdict: ClaimVerdict) -> str:
+    """The p the verdict was decided on: the range's two ends, or the deciding test's one p."""
+    if verdict.p_range is not None:
+        low, high = verdict.p_range
+        return f"p = {low:.3g} over every allowed pairing" if low == high else f"p from {low:.3g} to {high:.3g}"
+    return "" if verdict.pvalue is None else f"p = {verdict.pvalue:.3g}"
 
 
 def _check_lines(verdict: ClaimVerdict, skip: tuple[str, ...] = ()) -> list[str]:
@@ -14,7 +22,9 @@ def _check_lines(verdict: ClaimVerdict, skip: tuple[str, ...] = ()) -> list[str]
     for check in verdict.checks:
         if check.name in skip:
             continue
-        mark = "decides" if check.name == verdict.check else (check.verdict or "information")
+        mark: str = "decides" if check.name == verdict.check else (check.verdict or "information")
+        if check.name in EVIDENCE_ONLY and check.verdict is not None:
+            mark = f"evidence only; alone it would say {check.verdict}"
         requested = ", requested" if check.name == verdict.requested else ""
         lines.append(f"  - {check.name} [{mark}{requested}]: {check.question}")
         lines.append(f"      {check.result}")
@@ -23,7 +33,7 @@ def _check_lines(verdict: ClaimVerdict, skip: tuple[str, ...] = ()) -> list[str]
 
 def render_verdict(verdict: ClaimVerdict) -> str:
     """One claim: verdict, statement, reason, every check (the deciding one marked), notes."""
-    p = "" if verdict.pvalue is None else f" (p = {verdict.pvalue:.3g})"
+    p = f" ({p_text(verdict)})" if p_text(verdict) else ""
     lines = [f"[{verdict.verdict}] {verdict.paper}/{verdict.id}{p} — decided by {verdict.check}",
              f"  {verdict.statement}", f"  {verdict.reason}", "  checks:", *_check_lines(verdict)]
     lines += [f"  note: {note}" for note in verdict.notes]
@@ -41,7 +51,7 @@ def render_comparison(verdict: ClaimVerdict) -> str:
     detectable difference."""
     deciding = verdict.check_named(verdict.check)
     assert deciding is not None
-    p = "" if verdict.pvalue is None else f", p = {verdict.pvalue:.3g}"
+    p = f", {p_text(verdict)}" if p_text(verdict) else ""
     lines = [f"{verdict.verdict.upper()} (decided by {verdict.check}{p})", f"  {verdict.reason}"]
     others = [c.name for c in verdict.checks if c.name not in (verdict.check, MDD, "comparator-kind")]
     if others:

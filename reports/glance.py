@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from sotacheck.audit.analysis_results import AnalysisResult, Comparison
 from sotacheck.audit.claims import ClaimVerdict
+from sotacheck.reports.claims_text import p_text
 from sotacheck.reports.html_types import GlanceRow
 
 ALPHA = 0.05
@@ -24,7 +25,7 @@ def _comparison_row(c: Comparison) -> GlanceRow:
 
 def glance_rows(claims: list[ClaimVerdict], analysis: AnalysisResult) -> list[GlanceRow]:
     rows = [GlanceRow("claim", f"{v.paper} / {v.id}: {v.statement}", v.verdict,
-                      "–" if v.pvalue is None else f"p = {v.pvalue:.3g}", _TONE.get(v.verdict, "neutral"))
+                      p_text(v) or "–", _TONE.get(v.verdict, "neutral"))
             for v in claims]
     rows += [_comparison_row(c) for c in (*analysis.comparisons, *analysis.requested)]
     return sorted(rows, key=lambda row: _ORDER[row.tone])  # what decides first: contradicted, worse; supported, better

@@ -24,6 +24,7 @@ from sotacheck.audit.report_inputs import OutcomeShares, ReportInputs, SweepFind
 from sotacheck.audit.sweeps import SweepResult, setting_sort_key
 from sotacheck.core.rundir import Run
 from sotacheck.reports import figures
+from sotacheck.reports.claims_text import p_text
 from sotacheck.reports.files import write_atomically
 from sotacheck.reports.glance import glance_figure_data, glance_rows
 from sotacheck.reports.html_types import Figure, GlanceRow
@@ -259,6 +260,7 @@ def _glance_figure(analysis: AnalysisResult) -> Figure | None:
 
 def render(model: ReportModel) -> str:
     environment = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["html", "j2"]))
+    environment.filters["p_text"] = p_text
     return environment.get_template("report.html.j2").render(m=model, paper_max_attempts=PAPER_MAX_ATTEMPTS,
                                                              truncation_threshold=TRUNCATION_WARNING_SHARE)
 

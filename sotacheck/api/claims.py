@@ -57,7 +57,8 @@ def audit_claims(files: Sequence[str | Path] = (), *, runs: Iterable[Run | str |
 
 
 def compare(a: float, *, b: float, n: int, runs: int | None = None, sd: float | None = None, se: float | None = None,
-            spread: float | None = None, discordant: tuple[int, int] | None = None) -> ClaimVerdict:
+            spread: float | None = None, discordant: tuple[int, int] | None = None, unit: str | None = None,
+            assumptions: Sequence[str] = ()) -> ClaimVerdict:
     """Is ``a`` (a pass rate in percent) significantly above ``b`` on ``n`` problems? The claim "A beats B"
     through the checks and rule of claims files.
 
@@ -77,6 +78,12 @@ def compare(a: float, *, b: float, n: int, runs: int | None = None, sd: float | 
         A published ± not said to be an SD or an SE.
     discordant : (int, int), optional
         ``(b, c)``: problems only A solved, only B solved, when the per-problem results are known.
+    unit : {"percent", "fraction"}, optional
+        How ``a``, ``b`` and the spread are given. None (default): percent, and two rates both at most 1
+        (``0.951, 0.939``) are refused as looking like fractions.
+    assumptions : sequence of str
+        Named assumptions that narrow the pairings the totals allow (``"nonnegative-correlation"``: the two
+        systems' per-problem results are not negatively correlated); none by default, named in the verdict.
 
     Returns
     -------
@@ -86,8 +93,9 @@ def compare(a: float, *, b: float, n: int, runs: int | None = None, sd: float | 
 
     Raises
     ------
-    ArgumentError
-        A rate outside 0..100, ``n`` below 1, a spread without ``runs``.
+    sotacheck.audit.claim_registry.ClaimsError
+        A rate outside 0..100 or not finite, two rates that look like fractions, ``n`` below 1, a spread
+        without ``runs`` (one line naming the argument).
 
     Examples
     --------
@@ -95,10 +103,13 @@ def compare(a: float, *, b: float, n: int, runs: int | None = None, sd: float | 
     >>> verdict = sotacheck.compare(40.0, b=35.0, n=164)
     >>> verdict.verdict, verdict.check
     ('unverifiable from what was published', 'paired-reconstruction')
+    >>> [round(p, 4) for p in verdict.p_range]
+    [0.0039, 0.4709]
     """
     from sotacheck.audit.compare import compare as compare_numbers
 
-    return compare_numbers(a, b, n, runs=runs, sd=sd, se=se, spread=spread, discordant=discordant)
+    return compare_numbers(a, b, n, runs=runs, sd=sd, se=se, spread=spread, discordant=discordant,
+                           unit=unit, assumptions=assumptions)  # type: ignore[arg-type]
 
 
 def claims_schema() -> dict[str, Any]:

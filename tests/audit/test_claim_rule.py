@@ -19,12 +19,12 @@ import pytest
 import yaml
 from scipy import stats
 
-from sotacheck.audit.claim_checks import feasible_mcnemar
 from sotacheck.audit.claim_model import CheckName, Claim
 from sotacheck.audit.claim_registry import Registry
 from sotacheck.audit.claims import audit_registries, evaluate
 from sotacheck.audit.compare import compare
 from sotacheck.audit.importers.mapcoder import import_mapcoder
+from sotacheck.audit.paired import feasible_mcnemar
 from sotacheck.audit.power import cohens_h_detectable
 from sotacheck.core.rundir import load_run, write_run
 
@@ -34,8 +34,11 @@ CHECKS = list(CheckName.__args__)  # type: ignore[attr-defined]
 
 
 def test_run_spread_cannot_support_a_margin_of_four_problems() -> None:
+    # The old rule said "not significant" from whole problems only (b = 4, c = 0: p = 0.125 at best); with 3
+    # runs the totals also allow twelve problems each +1/3, sign-flip p = 2·2^-12 (statistics.md), so the
+    # range straddles α and the claim is unverifiable, never not significant.
     verdict = compare(92.7, 90.2, 164, runs=3, sd=0.8)
-    assert (verdict.verdict, verdict.check) == ("not significant", "paired-reconstruction")
+    assert (verdict.verdict, verdict.check) == ("unverifiable from what was published", "paired-reconstruction")
     runs = verdict.check_named("margin-vs-single")
     assert runs is not None and runs.verdict == "supported"
     assert runs.pvalue == pytest.approx(0.03, abs=0.005)  # published to one significant digit
@@ -43,9 +46,12 @@ def test_run_spread_cannot_support_a_margin_of_four_problems() -> None:
     fisher = verdict.check_named("two-proportions")
     assert fisher is not None and fisher.pvalue == pytest.approx(0.554, abs=5e-4)
     paired = verdict.check_named("paired-reconstruction")
-    assert paired is not None and paired.numbers["net_problems"] == 4
-    assert paired.numbers["p_range"][0] == pytest.approx(0.125, rel=1e-12)  # b = 4, c = 0
-    assert paired.numbers["most_significant"] == {"b": 4, "c": 0}
+    assert paired is not None and paired.numbers["passes_over_runs"] == [456, 148]
+    low, high = paired.numbers["p_range"]
+    assert low == pytest.approx(2 * 2.0**-12, rel=1e-12) and low <= 5e-4
+    assert paired.numbers["most_significant"] == "12 problems each +1/3"
+    assert high >= paired.numbers["p_high_seen"] >= stats.binomtest(16, 28, 0.5).pvalue * (1 - 1e-9)  # b 16, c 12
+    assert verdict.pvalue is None and verdict.p_range == (low, high)
     assert any("run-to-run spread alone would say 'supported'" in note for note in verdict.notes)
 
 
@@ -133,7 +139,7 @@ def test_the_requested_check_is_reported_as_such() -> None:
                                   "method": {"name": "A", "value": 92.7, "runs": 3, "spread": 0.8, "spread_kind": "sd"},
                                   "baseline": {"name": "B", "value": 90.2}, "check": "margin-vs-single"})
     verdict = evaluate(claim, "p")
-    assert verdict.verdict == "not significant" and verdict.requested == "margin-vs-single"
+    assert verdict.verdict == "unverifiable from what was published" and verdict.requested == "margin-vs-single"
     assert any(note.startswith("`check: margin-vs-single` was requested (an override request)") for note in verdict.notes)
     assert verdict.as_dict()["requested_check"] == "margin-vs-single"
 
@@ -146,21 +152,42 @@ def test_every_check_shown_has_its_question_and_result() -> None:
             assert check.question.endswith(("?", ")")) and check.result, (verdict.id, check.name)
 
 
-@pytest.mark.parametrize(("a", "b", "n", "expected", "deciding"), [
-    (80.5, 92.7, 164, "contradicted", "paired-reconstruction"),  # significant for every split, negative
-    (85.0, 75.0, 164, "supported", "two-proportions"),  # the range straddles 0.05; Fisher's bound decides
-    (55.0, 50.0, 1140, "supported", "two-proportions"),
-    (84.8, 76.2, 164, "unverifiable from what was published", "paired-reconstruction"),  # straddles, Fisher > 0.05
-    (70.0, 60.0, 100, "unverifiable from what was published", "paired-reconstruction"),
+@pytest.mark.parametrize(("a", "b", "n", "expected"), [
+    (80.5, 92.7, 164, "contradicted"),  # significant for every split, negative
+    (85.0, 75.0, 164, "unverifiable from what was published"),  # straddles; Fisher p < 0.05 no longer decides
+    (55.0, 50.0, 1140, "unverifiable from what was published"),  # the same
+    (84.8, 76.2, 164, "unverifiable from what was published"),  # straddles, Fisher > 0.05
+    (70.0, 60.0, 100, "unverifiable from what was published"),
+    (96.5, 96.3, 164, "not significant"),  # p = 1 for every split
 ])
-def test_every_branch_of_the_rule_from_totals(a: float, b: float, n: int, expected: str, deciding: str) -> None:
+def test_every_branch_of_the_rule_from_totals(a: float, b: float, n: int, expected: str) -> None:
     ka, kb = round(a * n / 100), round(b * n / 100)
     splits = [(c + ka - kb, c) for c in range(max(0, kb - ka), min(kb, n - ka) + 1)]
-    p = [stats.binomtest(bi, bi + ci, 0.5).pvalue for bi, ci in splits]
-    fisher = stats.fisher_exact([[ka, n - ka], [kb, n - kb]]).pvalue
+    p = [stats.binomtest(bi, bi + ci, 0.5).pvalue if bi + ci else 1.0 for bi, ci in splits]
     straddles = min(p) < 0.05 <= max(p)
-    assert straddles == (deciding == "two-proportions" or expected.startswith("unverifiable"))
-    assert (fisher < 0.05) == (deciding == "two-proportions" or expected == "contradicted")
+    assert straddles == expected.startswith("unverifiable")
     verdict = compare(a, b, n)
-    assert (verdict.verdict, verdict.check) == (expected, deciding)
+    assert (verdict.verdict, verdict.check) == (expected, "paired-reconstruction")
     assert verdict.check_named("paired-reconstruction").numbers["p_range"] == pytest.approx([min(p), max(p)], rel=1e-10)
+    assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
+    fisher = verdict.check_named("two-proportions")
+    assert fisher is not None and "never deciding" in fisher.question and "conservative" not in fisher.question
+
+
+@pytest.mark.parametrize(("reported", "reproduced", "expected"), [
+    (79.9, 56.7, "contradicted"),  # 131 vs 93 of 164: significant over every pairing
+    (48.2, 36.6, "unverifiable from what was published"),  # Fisher p = 0.044 said contradicted; the range reaches 0.127
+    (96.5, 96.3, "supported"),  # consistent over every pairing
+])
+def test_a_reproduction_is_decided_by_the_pairing_range(reported: float, reproduced: float, expected: str) -> None:
+    claim = Claim.model_validate({"kind": "value", "id": "r", "statement": "s", "benchmark": "humaneval", "n": 164,
+                                  "method": {"name": "A", "value": reported},
+                                  "reproduction": {"name": "A again", "value": reproduced}})
+    verdict = evaluate(claim, "p")
+    assert (verdict.verdict, verdict.check) == (expected, "reproduction")
+    ka, kr = round(reported * 1.64), round(reproduced * 1.64)
+    splits = [(c + ka - kr, c) for c in range(max(0, kr - ka), min(kr, 164 - ka) + 1)]
+    p = [stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0 for b, c in splits]
+    assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
+    fisher = stats.fisher_exact([[ka, 164 - ka], [kr, 164 - kr]]).pvalue
+    assert verdict.numbers["fisher_pvalue"] == pytest.approx(fisher, rel=1e-9)

@@ -25,8 +25,8 @@ EXAMPLE = re.compile(r"```yaml\n# example: (?P<name>[\w-]+)\n(?P<body>.*?)```\n\
 EXAMPLES = {m["name"]: m for m in EXAMPLE.finditer(DOC)}
 
 
-def test_the_docs_hold_three_worked_examples() -> None:
-    assert set(EXAMPLES) == {"margin-with-runs", "totals-with-regressions", "per-problem-logs"}
+def test_the_docs_hold_four_worked_examples() -> None:
+    assert set(EXAMPLES) == {"margin-with-runs", "totals-straddling", "totals-with-regressions", "per-problem-logs"}
 
 
 @pytest.fixture(scope="module")
@@ -46,18 +46,40 @@ def test_each_example_gives_the_verdict_printed(name: str, mapcoder_run: Path) -
     assert (verdict["verdict"], verdict["deciding_check"]) == (example["verdict"], example["check"])
 
 
-def test_example_numbers_quoted_in_the_prose() -> None:
-    body = EXAMPLES["margin-with-runs"]["body"]
+def _evaluate_example(name: str):
     from sotacheck.audit.claim_registry import Registry
     from sotacheck.audit.claims import evaluate
 
-    claim = Registry.model_validate(yaml.safe_load(body)).claims[0]
-    verdict = evaluate(claim, "ours")
+    claim = Registry.model_validate(yaml.safe_load(EXAMPLES[name]["body"])).claims[0]
+    return claim, evaluate(claim, "ours")
+
+
+def test_example_numbers_quoted_in_the_prose() -> None:
+    _, verdict = _evaluate_example("margin-with-runs")
     paired, fisher, runs = (verdict.check_named(n) for n in ("paired-reconstruction", "two-proportions",
                                                              "margin-vs-single"))
     assert paired and fisher and runs
-    assert paired.numbers["p_range"][0] == pytest.approx(0.125)
+    low, high = paired.numbers["p_range"]
+    assert f"{low:.2g}" == "0.00049" and paired.numbers["most_significant"] == "12 problems each +1/3"
+    assert f"{paired.numbers['p_high_seen']:.2g}" == "0.57" and high == 1.0
     assert f"{fisher.pvalue:.3f}" == "0.554" and f"{runs.pvalue:.2f}" == "0.03"
+    quoted = ("p from 0.000488 (12 problems each +1/3) to at least 0.572 (b = 16, c = 12 whole problems) and at most 1 "
+              "(Chernoff bound over every pattern)")
+    assert quoted in " ".join(DOC.split()) and quoted in paired.result
+
+
+def test_the_straddling_example_quotes_its_range_and_the_assumption() -> None:
+    claim, verdict = _evaluate_example("totals-straddling")
+    low, high = verdict.p_range
+    assert (f"{low:.2g}", f"{high:.3f}") == ("3.8e-06", "0.127")
+    quoted = "p from 3.81e-06 (b = 19, c = 0) to 0.127 (b = 79, c = 60) over the pairings the totals allow"
+    assert quoted in verdict.reason and quoted in " ".join(DOC.split())
+    assert f"{verdict.check_named('two-proportions').pvalue:.3f}" == "0.044"
+    from sotacheck.audit.claims import evaluate
+
+    assumed = evaluate(claim.model_copy(update={"assumptions": ["nonnegative-correlation"]}), "ours")
+    assert assumed.verdict == "supported" and f"{assumed.p_range[1]:.3f}" == "0.045"
+    assert any("assumes nonnegative-correlation" in note for note in assumed.notes)
 
 
 def test_every_field_of_the_model_is_documented() -> None:

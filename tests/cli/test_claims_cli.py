@@ -25,10 +25,11 @@ def test_compare_prints_one_verdict_with_its_deciding_test(extra: list[str]) -> 
     done = _run("compare", "96.5", "96.3", "--n", "164", *extra)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "NOT SIGNIFICANT (decided by paired-reconstruction, p = 1)"
+    assert lines[0] == "NOT SIGNIFICANT (decided by paired-reconstruction, p = 1 over every allowed pairing)"
     assert sum(line.startswith(("SUPPORTED", "NOT SIGNIFICANT", "UNVERIFIABLE", "CONTRADICTED")) for line in lines) == 1
-    assert "two-proportions [not significant]" in done.stdout
-    assert ("margin-vs-single [not significant]" in done.stdout) == bool(extra)
+    assert "the pairing-range rule" in done.stdout.lower()
+    assert "two-proportions [evidence only; alone it would say not significant]" in done.stdout
+    assert ("margin-vs-single [evidence only; alone it would say not significant]" in done.stdout) == bool(extra)
     assert any(line.startswith("smallest detectable difference: At n = 164") for line in lines)
 
 
@@ -36,7 +37,9 @@ def test_compare_json_is_the_claims_verdict() -> None:
     done = _run("compare", "92.7", "90.2", "--n", "164", "--runs", "3", "--sd", "0.8", "--json")
     assert done.returncode == 0, done.stderr
     verdict = json.loads(done.stdout)
-    assert (verdict["verdict"], verdict["deciding_check"]) == ("not significant", "paired-reconstruction")
+    assert (verdict["verdict"], verdict["deciding_check"]) == ("unverifiable from what was published",
+                                                               "paired-reconstruction")
+    assert verdict["pvalue"] is None and verdict["p_range"][0] == pytest.approx(2 * 2.0**-12, rel=1e-12)
     assert {c["name"] for c in verdict["checks"]} >= {"paired-reconstruction", "two-proportions", "margin-vs-single",
                                                       "minimum-detectable-difference"}
 
@@ -55,6 +58,23 @@ def test_compare_json_is_the_claims_verdict() -> None:
     (["96.5", "96.3", "--n", "164", "--discordant", "4"], "claim 'compare': field `--discordant`: expected B,C"),
     (["96.5", "90.3", "--n", "164", "--discordant", "2,9"], "field `--discordant` (claim): discordant b − c = -7, "
                                                             "but the two values differ by 10 problems of 164"),
+    # #44 item 7: numbers in the wrong unit, NaN and infinities, and the other numeric arguments
+    (["0.951", "0.939", "--n", "164"], "claim 'compare': field `A`, `B`: 0.951 and 0.939 are both at most 1, so they "
+                                       "look like fractions, but rates are read in percent: give 95.1 93.9, or pass "
+                                       "--unit fraction"),
+    (["nan", "93.9", "--n", "164"], "claim 'compare': field `A` (method.value): Input should be a finite number"),
+    (["95.1", "inf", "--n", "164"], "claim 'compare': field `B` (baseline.value): Input should be a finite number"),
+    (["--n", "164", "--", "95.1", "-inf"], "claim 'compare': field `B` (baseline.value): Input should be a finite number"),
+    (["95.1", "93.9", "--n", "164", "--runs", "3", "--sd", "nan"], "field `--sd/--se/--spread` (method.spread): Input "
+                                                                   "should be a finite number"),
+    (["95.1", "93.9", "--n", "164", "--runs", "3", "--sd", "-0.5"], "field `--sd/--se/--spread` (method.spread): "
+                                                                    "Input should be greater than or equal to 0"),
+    (["95.1", "93.9", "--n", "164", "--runs", "0", "--sd", "0.5"], "field `--runs` (method.runs): Input should be "
+                                                                   "greater than or equal to 1"),
+    (["95.1", "93.9", "--n", "-164"], "claim 'compare': field `--n` (n): Input should be greater than 0"),
+    (["--n", "164", "--", "95.1", "-3"], "claim 'compare': field `B` (baseline.value): value -3 is negative"),
+    (["0.951", "0.939", "--n", "164", "--unit", "fraction", "--runs", "3", "--sd", "nan"],
+     "field `--sd/--se/--spread` (method.spread): Input should be a finite number"),
 ])
 def test_compare_bad_arguments_are_one_line_exit_2(args: list[str], message: str) -> None:
     done = _run("compare", *args)
@@ -78,6 +98,12 @@ def _pycapsule(patch: dict[str, object]) -> str:
      "field `method.spread_kind`: Input should be 'sd', 'se' or 'unknown'"),
     ({"baseline": {"name": "AgentCoder", "value": 96.3, "runs": 1, "spread": 0.4}},
      "field `baseline.spread`: a spread (±0.4) needs `runs` of at least 2"),
+    ({"method": {"name": "PyCapsule", "value": float("nan"), "runs": 3, "spread": 0.7}},
+     "field `method.value`: Input should be a finite number"),
+    ({"method": {"name": "PyCapsule", "value": 96.5, "runs": 3, "spread": float("inf")}},
+     "field `method.spread`: Input should be a finite number"),
+    ({"margin": float("nan")}, "field `margin`: Input should be a finite number"),
+    ({"assumptions": ["positive-correlation"]}, "field `assumptions.0`: Input should be 'nonnegative-correlation'"),
 ])
 def test_bad_claims_on_stdin_name_the_claim_and_the_field(patch: dict[str, object], message: str) -> None:
     done = _run("claims", "-", stdin=_pycapsule(patch))
@@ -96,6 +122,23 @@ def test_stdin_that_is_not_a_claims_yaml_is_one_line_exit_2(text: str, message: 
     done = _run("claims", "-", stdin=text)
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
+
+
+def test_a_nan_written_as_yaml_is_one_line_exit_2() -> None:
+    text = PYCAPSULE.read_text().replace("value: 96.3, runs: 1, provenance: copied", "value: .nan, runs: 1, "
+                                         "provenance: copied", 1)
+    assert ".nan" in text
+    done = _run("claims", "-", stdin=text)
+    assert done.returncode == 2 and done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
+    assert "claim 'pycapsule-he-gpt4-vs-agentcoder': field `baseline.value`: Input should be a finite number" in done.stderr
+
+
+def test_fractions_are_read_as_such_only_when_asked() -> None:
+    as_fractions = json.loads(_run("compare", "0.951", "0.939", "--n", "164", "--unit", "fraction", "--json").stdout)
+    as_percent = json.loads(_run("compare", "95.1", "93.9", "--n", "164", "--json").stdout)
+    assert as_fractions["p_range"] == as_percent["p_range"] and as_fractions["verdict"] == as_percent["verdict"]
+    tiny = _run("compare", "0.951", "0.939", "--n", "164", "--unit", "percent")
+    assert tiny.returncode == 0 and tiny.stdout.startswith("NOT SIGNIFICANT")
 
 
 def test_claims_from_stdin_equal_claims_from_the_file() -> None:
