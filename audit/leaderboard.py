@@ -225,7 +225,8 @@ def _suspects(counts: Counts, canonical: Mapping[str, bool] | None,
                                             s.problem)))
 
 
-def _select(table: pd.DataFrame, dataset: str | None) -> str:
+def select_dataset(table: pd.DataFrame, dataset: str | None) -> str:
+    """The dataset of ``table`` a board is on: ``dataset``, or the only one (InputError naming them otherwise)."""
     datasets = sorted(table["dataset"].unique())
     if dataset is None:
         if len(datasets) > 1:
@@ -288,7 +289,7 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
     if not 0 < confidence_level < 1:
         raise ArgumentError(f"`confidence_level` must be in (0, 1), got {confidence_level}")
     table = combine_runs(list(runs))
-    chosen = _select(table, dataset)
+    chosen = select_dataset(table, dataset)
     counts = count_outcomes(table, chosen)
     names = list(counts.systems)
     if against is not None and against != TOP and against not in names:
