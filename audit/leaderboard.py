@@ -119,15 +119,18 @@ def _pass_rate(passes: np.ndarray, samples: np.ndarray, level: float) -> tuple[f
 
 
 def _omnibus(counts: Counts) -> OmnibusResult:
+    """Cochran's Q (one sample per problem) or Friedman's test; where no problem separates any two systems
+    both statistics are 0/0 (statsmodels warns and returns NaN): that is no evidence of a difference, Q = 0,
+    p = 1, never a NaN."""
+    means = counts.means
+    name = "Cochran's Q" if counts.one_sample else "Friedman (tie-corrected)"
+    if np.ptp(means, axis=0).max() == 0:
+        return OmnibusResult(name, 0.0, len(counts.systems) - 1, 1.0)
     if counts.one_sample:
         result = cochrans_q(counts.passes.T.astype(int))
-        return OmnibusResult("Cochran's Q", float(result.statistic), int(result.df), float(result.pvalue))
-    means = counts.means
-    if np.ptp(means, axis=0).max() == 0:
-        return OmnibusResult("Friedman (tie-corrected)", 0.0, len(counts.systems) - 1, 1.0)
+        return OmnibusResult(name, float(result.statistic), int(result.df), float(result.pvalue))
     result = stats.friedmanchisquare(*means)
-    return OmnibusResult("Friedman (tie-corrected)", float(result.statistic), len(counts.systems) - 1,
-                         float(result.pvalue))
+    return OmnibusResult(name, float(result.statistic), len(counts.systems) - 1, float(result.pvalue))
 
 
 def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> tuple[list[tuple[int, int]], str]:
