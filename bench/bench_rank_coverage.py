@@ -24,7 +24,8 @@ Per replicate, ``sotacheck.audit.leaderboard.leaderboard`` on the board, then:
 
 Each coverage figure carries its Monte Carlo standard error sqrt(p (1 − p) / R) and Wilson 95 % interval.
 
-Run: ``.venv/bin/python bench/bench_rank_coverage.py [REPS]`` (default 100 replicates per cell).
+Run: ``.venv/bin/python bench/bench_rank_coverage.py [REPS [BOARD ...]]`` (default 100 replicates per cell,
+every board; one board per process to use several cores).
 """
 
 from __future__ import annotations
@@ -71,13 +72,15 @@ def mean_share(values: list[float]) -> str:
     return f"{100 * v.mean():.2f} % ± {100 * v.std(ddof=1) / np.sqrt(v.size):.2f}"
 
 
-def main(reps: int) -> None:
+def main(reps: int, boards: list[str]) -> None:
     gc.freeze()  # statsmodels' multipletests calls gc.collect(); keep the long-lived objects out of its scan
     print("| board | n | K | R | simultaneous rank coverage ± MC s.e. [Wilson 95 %] | best-set coverage (a true "
           "best) ± MC s.e. | best set ⊇ every true best | top group ⊇ every true best | mean rank-interval width "
           "(reference) | mean top-group size (reference) | mean best-set size | s / board |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for index, (label, abilities) in enumerate(BOARDS.items()):
+        if label not in boards:
+            continue
         rates = true_rates(abilities)
         low_true, high_true = true_ranges(rates)
         bests = np.flatnonzero(np.isclose(rates, rates.max(), rtol=0, atol=1e-12))
@@ -109,4 +112,4 @@ def main(reps: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100, sys.argv[2:] or list(BOARDS))
