@@ -63,7 +63,7 @@ def describe_mdd(resolution: PairResolution | None, label: str, alpha: float) ->
 
 def resolution_note(board: Leaderboard) -> str:
     power = f"{100 * board.resolution.power:g} %"
-    return (f"Resolution (smallest difference detected with {power} power): "
+    return (f"Resolution (smallest difference detected with {power} power, at the pair's observed discordance): "
             f"{describe_mdd(board.resolution.median_pair, 'median pair', board.alpha)}; "
             f"{describe_mdd(board.resolution.top_pair, 'top pair', board.alpha)}.")
 
@@ -86,7 +86,8 @@ def leaderboard_table(board: Leaderboard) -> Table:
         for s in board.systems)
     level = f"{100 * board.confidence_level:g} %"
     caption = (f"Leaderboard on {board.dataset}: {board.n_systems} systems on the {board.n_problems} problems they "
-               f"share. Pass rate (%) with its {level} interval ({interval_method(board)}). Rank interval: "
+               f"share. Pass rate (%) with its {level} interval ({interval_method(board)}; marginal, one "
+               f"system at a time). Rank interval: "
                f"simultaneous at α = {board.alpha:g}, from the pairwise tests ({pair_tests(board)}; {board.family}); "
                f"better / worse than: the systems it beats / that beat it significantly. Bold: the top group "
                f"({len(board.top_group)} of {board.n_systems}), the systems no other system beats significantly.")

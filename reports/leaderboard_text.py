@@ -75,10 +75,12 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         interval = f"[{_points(s.ci_low)}, {_points(s.ci_high)}]"
         lines.append(f"  {s.position:3d}  {s.system:{width}s} {_points(s.pass_rate):>6s}  {interval:<14s} "
                      f"{rank:>7s} {s.better_than:5d} {s.worse_than:6d}{mark}{extra}")
-    lines.append(f"  (* top group; pass rates in points, {board.systems[0].ci_method} intervals; rank: "
+    lines.append(f"  (* top group; pass rates in points, {board.systems[0].ci_method} intervals, each for "
+                 f"one system alone (marginal); rank: "
                  f"simultaneous interval; beats / beaten: significant pairwise results; missing cells: errored "
                  f"or dropped samples of the shared problems)")
-    lines += ["", "what this benchmark can resolve (smallest difference detectable with 80 % power):",
+    lines += ["", "what this benchmark can resolve (smallest difference detectable with 80 % power, at the pair's "
+              "observed discordance):",
               _resolution("median pair", board.resolution.median_pair),
               _resolution("top pair", board.resolution.top_pair)]
     if board.suspect_problems:

@@ -293,3 +293,32 @@ def test_leaderboard_page_in_chromium(board60, tmp_path, browser, screenshot) ->
     assert (rows, bold) == (60, len(board60.top_group))
     assert screenshot("leaderboard-first-screen.png", full_page=False).stat().st_size > 50_000
     assert screenshot("leaderboard-full-page.png").stat().st_size > 100_000
+
+
+def test_best_set_and_missing_cells_in_text_tables_and_html(reference, tmp_path) -> None:
+    """The best set ("among these k with 95 % confidence", the method named) and each system's missing cells
+    reach the text, the table notes and the HTML; the reference example's best set is {system-0, system-1}
+    (one-sided exact McNemar at 0.05 / 3: tests/audit/test_leaderboard.py)."""
+    from sotacheck.reports.leaderboard_html import leaderboard_section
+    from sotacheck.reports.leaderboard_text import render_text
+
+    assert reference.best_set == ("system-0", "system-1")
+    sentence = "The best system is among these 2: system-0, system-1, with 95 % confidence"
+    assert sentence in render_text(reference)
+    assert any(sentence in note for note in leaderboard_table(reference).notes)
+    assert escape(sentence) in leaderboard_section(reference) and "Bonferroni" in leaderboard_section(reference)
+    table = reference_table()
+    table["passed"] = table["passed"].astype(object)
+    table.loc[(table["arm"] == "system-2") & table["problem"].isin(["p00", "p01"]), "passed"] = None
+    holed = board_of(table.assign(repeat=0))
+    assert holed.system("system-2").missing_cells == 0  # one sample each: an errored problem is left out instead
+    repeated = pd.concat([reference_table().assign(repeat=r) for r in range(2)])
+    repeated["passed"] = repeated["passed"].astype(object)
+    repeated.loc[(repeated["arm"] == "system-2") & (repeated["problem"] == "p03") & (repeated["repeat"] == 1),
+                 "passed"] = None
+    board = board_of(repeated)
+    assert {s.system: s.missing_cells for s in board.systems} == {"system-0": 0, "system-1": 0, "system-2": 1,
+                                                                  "system-3": 0}
+    assert "(1 missing cells)" in render_text(board)
+    html = leaderboard_section(board)
+    assert "Missing cells (1 systems)" in html and "system-2: 1" in html
