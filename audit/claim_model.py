@@ -159,7 +159,8 @@ class LeaderboardRef(_Strict):
     runs: list[str] = Field(min_length=1, description="names of the run directories (runs/NAME) whose arms form "
                                                       "the leaderboard")
     dataset: str | None = Field(default=None, description="the benchmark on the board, when the runs hold several")
-    alpha: float = Field(default=0.05, gt=0, lt=1, description="the level: of each one-sided test (intersection-union), or family-wise (leaderboard)")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="the level: of each one-sided test "
+                                                               "(intersection-union), or family-wise (leaderboard)")
 
 
 class RankClaim(_Strict):

@@ -95,7 +95,7 @@ def count_outcomes(table: pd.DataFrame, dataset: str) -> Counts:
     rows = table[table["dataset"] == dataset].groupby(["arm", "problem"]).size().unstack("problem")
     most = rows.reindex(index=list(systems)).max(axis=1).to_numpy(float)
     used = samples[list(shared)].to_numpy(float)
-    missing = {s: int(round(float((most[k] - used[k]).sum()))) for k, s in enumerate(systems)}
+    missing = {s: round(float((most[k] - used[k]).sum())) for k, s in enumerate(systems)}
     return Counts(systems, shared, passes[list(shared)].to_numpy(float), used,
                   {s: v for s, v in left_out.items() if v}, missing)
 
@@ -145,6 +145,9 @@ def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> 
     return chosen, label
 
 
+PAIR_CHUNK = 2_048
+
+
 @dataclass(frozen=True)
 class PairStats:
     """Per tested pair (arrays in family order): the registered test's result, the problems where each
@@ -160,9 +163,13 @@ def _pair_stats(counts: Counts, pairs: Sequence[tuple[int, int]], test: Pairwise
     """Every pair's test (the registered ``test``) and the per-problem facts beside it."""
     first = np.array([p[0] for p in pairs], dtype=int)
     second = np.array([p[1] for p in pairs], dtype=int)
-    diff = counts.means[first] - counts.means[second]
-    return PairStats(test.run(counts.passes, counts.samples, first, second), (diff > 0).sum(axis=1),
-                     (diff < 0).sum(axis=1), np.mean(diff**2, axis=1))
+    higher, lower, moment = np.zeros(len(pairs), int), np.zeros(len(pairs), int), np.zeros(len(pairs))
+    for start in range(0, len(pairs), PAIR_CHUNK):  # pairs × problems at once would not fit at 500 × 500
+        part = slice(start, start + PAIR_CHUNK)
+        diff = counts.means[first[part]] - counts.means[second[part]]
+        higher[part], lower[part] = (diff > 0).sum(axis=1), (diff < 0).sum(axis=1)
+        moment[part] = np.mean(diff**2, axis=1)
+    return PairStats(test.run(counts.passes, counts.samples, first, second), higher, lower, moment)
 
 
 def _best_set(counts: Counts, pairs: Sequence[tuple[int, int]], result: PairwiseResult, alpha: float

@@ -76,8 +76,10 @@ class PairResult:
     ``a_only``/``b_only``: problems only one of them solved (one sample per problem; None with repeats);
     ``a_higher``/``b_higher``: problems where one's per-problem mean is higher; ``difference`` =
     pass rate of a − of b; ``p`` two-sided, unadjusted; ``p_adjusted`` Holm over the family;
-    ``significant``: ``p_adjusted`` < alpha; ``exact``: the p is exact (not resampled); ``p_floor``: for a
-    resampled p, the smallest value it can take (a p at the floor means "p ≤ floor", not that value)."""
+    ``significant``: ``p_adjusted`` < alpha; ``test``: the registered test that gave ``p``
+    (:data:`sotacheck.audit.paired.PAIRWISE_TESTS`); ``rounding``: the largest change that rounding the
+    per-problem differences to the test's lattice made to the mean difference (unequal samples per problem;
+    ``p`` is then the exact p of the rounded statistic), 0 otherwise."""
 
     a: str
     b: str

@@ -3,7 +3,10 @@
 One run each: exact McNemar (binomial on the discordant pairs) with mid-p. K runs each: the sign-flip
 permutation test on per-problem mean differences, which tests the *average* difference (the pass-rate
 difference) and reduces to McNemar at K = 1. Paired cluster-bootstrap CI of the difference. Holm across a
-table of comparisons, named explicitly (``multipletests``' default is Holm–Šidák).
+table of comparisons, named explicitly (``multipletests``' default is Holm–Šidák). A leaderboard's tests over
+many pairs at once (one-sided and two-sided p's) are registered in :data:`PAIRWISE_TESTS`: exact McNemar over
+the co-pass matrix, and the sign-flip test with its null computed exactly on a lattice (per-problem
+differences rounded to it where unequal samples make the natural lattice too fine).
 
 :func:`cmh_test` (Cochran–Mantel–Haenszel, one stratum per problem) is kept for users who want it, but it
 is not part of the analysis' output: it is a large-sample test of a common odds ratio of 1 — of "no

@@ -24,8 +24,9 @@ Per replicate, ``sotacheck.audit.leaderboard.leaderboard`` on the board, then:
 
 Each coverage figure carries its Monte Carlo standard error sqrt(p (1 − p) / R) and Wilson 95 % interval.
 
-Run: ``.venv/bin/python bench/bench_rank_coverage.py [REPS [BOARD ...]]`` (default 100 replicates per cell,
-every board; one board per process to use several cores).
+Run: ``.venv/bin/python bench/bench_rank_coverage.py [--reps R] [--boards B ...] [--cells 400x10 ...]
+[--seed S]`` (default 100 replicates per cell, every board and cell; a board or a cell per process uses several
+cores; ``--seed`` draws an independent batch of boards, to pool with another for a smaller Monte Carlo error).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ import numpy as np
 from statsmodels.stats.proportion import proportion_confint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_leaderboard import ABILITIES, as_run, simulate, true_rates  # noqa: E402
+from bench_leaderboard import ABILITIES, as_run, simulate, true_rates
 
-from sotacheck.audit.leaderboard import leaderboard  # noqa: E402
+from sotacheck.audit.leaderboard import leaderboard
 
 BOARDS = {
     "spread": ABILITIES,
@@ -72,7 +73,7 @@ def mean_share(values: list[float]) -> str:
     return f"{100 * v.mean():.2f} % ± {100 * v.std(ddof=1) / np.sqrt(v.size):.2f}"
 
 
-def main(reps: int, boards: list[str]) -> None:
+def main(reps: int, boards: list[str], cells: list[tuple[int, int]], seed: int = 0) -> None:
     gc.freeze()  # statsmodels' multipletests calls gc.collect(); keep the long-lived objects out of its scan
     print("| board | n | K | R | simultaneous rank coverage ± MC s.e. [Wilson 95 %] | best-set coverage (a true "
           "best) ± MC s.e. | best set ⊇ every true best | top group ⊇ every true best | mean rank-interval width "
@@ -84,32 +85,41 @@ def main(reps: int, boards: list[str]) -> None:
         rates = true_rates(abilities)
         low_true, high_true = true_ranges(rates)
         bests = np.flatnonzero(np.isclose(rates, rates.max(), rtol=0, atol=1e-12))
-        for n in (164, 400):
-            for k in (1, 10):
-                rng = np.random.default_rng(1_000_000 * index + 1000 * n + k)
-                covered = all_best = top_all = 0
-                per_best: list[float] = []
-                widths, tops, sets = [], [], []
-                start = time.perf_counter()
-                for _ in range(reps):
-                    board = leaderboard([as_run(simulate(rng, abilities, n, k))], alpha=0.05)
-                    rows = {int(s.system[1:]): s for s in board.systems}
-                    covered += all(rows[i].rank_interval[0] <= low_true[i] and rows[i].rank_interval[1] >= high_true[i]
-                                   for i in rows)
-                    inside = np.array([rows[b].in_best_set for b in bests])
-                    per_best.append(float(inside.mean()))
-                    all_best += bool(inside.all())
-                    top_all += all(rows[b].in_top_group for b in bests)
-                    widths.append(np.mean([s.rank_interval[1] - s.rank_interval[0] for s in board.systems]))
-                    tops.append(len(board.top_group))
-                    sets.append(len(board.best_set))
-                    gc.collect()
-                per = (time.perf_counter() - start) / reps
-                width_ref, top_ref = REFERENCE[(n, k)]
-                print(f"| {label} | {n} | {k} | {reps} | {share(covered, reps)} | {mean_share(per_best)} | "
-                      f"{100 * all_best / reps:.1f} % | {100 * top_all / reps:.1f} % | {np.mean(widths):.2f} ({width_ref}) | {np.mean(tops):.2f} "
-                      f"({top_ref}) | {np.mean(sets):.2f} | {per:.2f} |", flush=True)
+        for n, k in cells:
+            rng = np.random.default_rng(1_000_000 * index + 1000 * n + k + 10_000_000 * seed)
+            covered = all_best = top_all = 0
+            per_best: list[float] = []
+            widths, tops, sets = [], [], []
+            start = time.perf_counter()
+            for _ in range(reps):
+                board = leaderboard([as_run(simulate(rng, abilities, n, k))], alpha=0.05)
+                rows = {int(s.system[1:]): s for s in board.systems}
+                covered += all(rows[i].rank_interval[0] <= low_true[i] and rows[i].rank_interval[1] >= high_true[i]
+                               for i in rows)
+                inside = np.array([rows[b].in_best_set for b in bests])
+                per_best.append(float(inside.mean()))
+                all_best += bool(inside.all())
+                top_all += all(rows[b].in_top_group for b in bests)
+                widths.append(np.mean([s.rank_interval[1] - s.rank_interval[0] for s in board.systems]))
+                tops.append(len(board.top_group))
+                sets.append(len(board.best_set))
+                gc.collect()
+            per = (time.perf_counter() - start) / reps
+            width_ref, top_ref = REFERENCE[(n, k)]
+            print(f"| {label} | {n} | {k} | {reps} | {share(covered, reps)} | {mean_share(per_best)} | "
+                  f"{100 * all_best / reps:.1f} % | {100 * top_all / reps:.1f} % | "
+                  f"{np.mean(widths):.2f} ({width_ref}) | {np.mean(tops):.2f} "
+                  f"({top_ref}) | {np.mean(sets):.2f} | {per:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100, sys.argv[2:] or list(BOARDS))
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--boards", nargs="*", default=list(BOARDS), choices=list(BOARDS))
+    parser.add_argument("--cells", nargs="*", default=["164x1", "164x10", "400x1", "400x10"])
+    parser.add_argument("--seed", type=int, default=0)
+    options = parser.parse_args()
+    chosen = [(int(c.split("x")[0]), int(c.split("x")[1])) for c in options.cells]
+    main(options.reps, options.boards, chosen, options.seed)
