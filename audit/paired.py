@@ -259,7 +259,8 @@ def signflip_pairs(passes: np.ndarray, samples: np.ndarray, first: np.ndarray, s
     no resampling, no floor — and ``rounding`` says how far the rounded mean difference can be from the
     unrounded one. A pair whose p is surely below :data:`~sotacheck.audit.signflip.SURELY_SMALL` (Hoeffding's
     bound on a coarser lattice says so) is computed on that coarser lattice: its p is as exact, of a more
-    coarsely rounded statistic, and far below any Holm threshold either way."""
+    coarsely rounded statistic, and far below any Holm threshold either way (the data-dependent choice adds
+    at most SURELY_SMALL to the test's size: the coarse branch is taken only where the coarse p is below it)."""
     budget = signflip.LEADERBOARD_LATTICE if limit is None else limit
     means = np.asarray(passes, dtype=float) / np.asarray(samples, dtype=float)
     size = len(first)

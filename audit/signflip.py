@@ -151,7 +151,7 @@ def resampled_tails(differences: np.ndarray, observed: float, n_resamples: int,
 # The leaderboard's lattice budget, sum |D| on one pair's lattice (about 10 ms a pair at 400 problems), and
 # the coarser one for a pair whose p is surely below SURELY_SMALL (Hoeffding's bound on the coarse lattice).
 LEADERBOARD_LATTICE = 16_384
-COARSE_LATTICE = 4_096
+COARSE_LATTICE = 512
 SURELY_SMALL = 1e-12
 
 
