@@ -46,8 +46,8 @@ from sotacheck.core.errors import ArgumentError, InputError
 from sotacheck.core.rundir import Run
 
 TOP = "TOP"
-BEST_SET_METHOD = ("confidence set for the best: a system is left out when another beats it in the one-sided "
-                   "paired test at α / (N − 1) (Bonferroni over its N − 1 comparisons; test inversion)")
+BEST_SET_METHOD = ("confidence set for the best by test inversion: a system is left out when another beats it in "
+                   "the one-sided paired test at α / (N − 1), Bonferroni over its N − 1 comparisons")
 
 
 @dataclass(frozen=True)
@@ -359,10 +359,11 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
                      f"in {len(missing)} system(s): samples per problem differ")
     if result.rounding.any():
         close = result.rounding[result.pvalue >= signflip.SURELY_SMALL]
-        notes.append(f"unequal samples per problem: each pair's per-problem differences were rounded to a lattice "
-                     f"and the sign-flip null of the rounded sum computed exactly (no resampling); the rounding "
-                     f"changes a mean difference by at most {100 * float(close.max() if close.size else 0):.2g} "
-                     f"points on the pairs with p ≥ {signflip.SURELY_SMALL:g}")
+        notes.append(f"{int((result.rounding > 0).sum())} pair(s) had their per-problem differences rounded to a "
+                     f"lattice (unequal samples per problem make the natural one too fine) and the sign-flip null of "
+                     f"the rounded sum computed exactly (no resampling); the rounding changes a mean difference by at "
+                     f"most {100 * float(close.max() if close.size else 0):.2g} points on the pairs with "
+                     f"p ≥ {signflip.SURELY_SMALL:g}")
     return Leaderboard(
         chosen, len(counts.problems), alpha, confidence_level, family, tuple(systems), tuple(pair_rows),
         _omnibus(counts), top_group, best_set, BEST_SET_METHOD, resolution, _suspects(counts, canonical, weak_tests),

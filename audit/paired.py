@@ -257,8 +257,8 @@ def signflip_pairs(passes: np.ndarray, samples: np.ndarray, first: np.ndarray, s
     ``limit`` points (default :data:`~sotacheck.audit.signflip.LEADERBOARD_LATTICE`;
     :func:`~sotacheck.audit.signflip.on_lattice`); the p is then the exact sign-flip p of the rounded sum —
     no resampling, no floor — and ``rounding`` says how far the rounded mean difference can be from the
-    unrounded one. A pair whose p is surely below :data:`~sotacheck.audit.signflip.SURELY_SMALL` (Hoeffding's
-    bound on a coarser lattice says so) is computed on that coarser lattice: its p is as exact, of a more
+    unrounded one. A rounded pair whose p is surely below :data:`~sotacheck.audit.signflip.SURELY_SMALL`
+    (Hoeffding's bound on a coarser lattice says so) is computed on that coarser lattice: its p is as exact, of a more
     coarsely rounded statistic, and far below any Holm threshold either way (the data-dependent choice adds
     at most SURELY_SMALL to the test's size: the coarse branch is taken only where the coarse p is below it)."""
     budget = signflip.LEADERBOARD_LATTICE if limit is None else limit
@@ -267,9 +267,11 @@ def signflip_pairs(passes: np.ndarray, samples: np.ndarray, first: np.ndarray, s
     greater, less, two_sided, rounding = np.ones(size), np.ones(size), np.ones(size), np.zeros(size)
     for k, (i, j) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
         diff, counts = means[i] - means[j], np.concatenate([samples[i], samples[j]])
-        steps, _, rounding[k] = signflip.on_lattice(diff, counts, min(budget, signflip.COARSE_LATTICE))
-        if signflip.hoeffding_two_sided(steps) > signflip.SURELY_SMALL and budget > signflip.COARSE_LATTICE:
-            steps, _, rounding[k] = signflip.on_lattice(diff, counts, budget)
+        steps, _, rounding[k] = signflip.on_lattice(diff, counts, budget)
+        if rounding[k] > 0 and budget > signflip.COARSE_LATTICE:  # rounded anyway: coarser where p is surely tiny
+            coarse = signflip.on_lattice(diff, counts, signflip.COARSE_LATTICE)
+            if signflip.hoeffding_two_sided(coarse[0]) <= signflip.SURELY_SMALL:
+                steps, _, rounding[k] = coarse
         if not steps.any():
             continue
         greater[k], less[k] = signflip.tails(steps, int(steps.sum()))

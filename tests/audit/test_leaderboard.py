@@ -205,6 +205,8 @@ def test_errored_cells_keep_the_leaderboards_power() -> None:
     complete = leaderboard([complete_run])
     holes = leaderboard([with_holes(complete_run, 0.05, 1)])
     significant = {(p.a, p.b) for p in complete.pairs if p.significant}
+    assert all(p.exact and p.rounding == 0 for p in complete.pairs)  # equal samples: nothing rounded
+    assert not any("rounded" in note for note in complete.notes)
     kept = {(p.a, p.b) for p in holes.pairs if p.significant} & significant
     assert len(significant) > 250
     assert len(kept) >= 0.9 * len(significant)
