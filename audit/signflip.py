@@ -90,25 +90,17 @@ def null_distribution(values: np.ndarray) -> tuple[int, np.ndarray]:
 
 
 def upper_tail(values: np.ndarray, threshold: int) -> float:
-    """P(S ≥ ``threshold``) under sign flips of the integers ``values``, exact up to rounding.
-
-    The last (largest) group is not convolved: with ``n`` values of magnitude ``v`` left, P(S ≥ a) =
-    sum_j P(B = j) · P(S' ≥ a − v(2j − n)) over the distribution S' of the others."""
-    groups = _groups(values)
-    if not groups:
-        return 1.0 if threshold <= 0 else 0.0
-    v, n = groups[-1]
-    rest = _convolve(groups[:-1])
-    half = (rest.size - 1) // 2
-    survival = np.concatenate([np.cumsum(rest[::-1])[::-1], [0.0]])  # survival[k] = P(S' >= k - half)
-    needed = threshold - v * (2 * np.arange(n + 1) - n) + half
-    tail = survival[np.clip(needed, 0, rest.size)]
-    return float(min(1.0, _half_binomial(n) @ tail))
+    """P(S ≥ ``threshold``) under sign flips of the integers ``values``, exact up to rounding (:func:`tails`)."""
+    return tails(values, threshold)[0]
 
 
 def tails(values: np.ndarray, observed: int) -> tuple[float, float]:
-    """(P(S ≥ ``observed``), P(S ≤ ``observed``)) under sign flips of the integers ``values``, from one
-    convolution (as :func:`upper_tail`, the largest group summed over last)."""
+    """(P(S ≥ ``observed``), P(S ≤ ``observed``)) under sign flips of the integers ``values``, exact up to
+    rounding, from one convolution.
+
+    The last (largest) group is not convolved: with ``n`` values of magnitude ``v`` left, P(S ≥ a) =
+    sum_j P(B = j) · P(S' ≥ a − v(2j − n)) over the distribution S' of the others (and P(S ≤ a) likewise,
+    S' being symmetric)."""
     groups = _groups(values)
     if not groups:
         return (1.0 if observed <= 0 else 0.0), (1.0 if observed >= 0 else 0.0)

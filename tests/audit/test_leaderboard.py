@@ -241,6 +241,9 @@ def test_unequal_samples_p_is_the_exact_sign_flip_p_of_the_rounded_differences()
     greater = stats.permutation_test((rounded,), np.sum, permutation_type="samples", n_resamples=np.inf,
                                      alternative="greater").pvalue
     assert result.greater[0] == pytest.approx(greater, rel=1e-9)
+    less = stats.permutation_test((rounded,), np.sum, permutation_type="samples", n_resamples=np.inf,
+                                  alternative="less").pvalue
+    assert result.less[0] == pytest.approx(less, rel=1e-9)
     assert result.rounding[0] == pytest.approx(np.abs(diff - rounded / unit).mean(), rel=1e-9)
     assert 0 < result.rounding[0] <= 0.5 / unit
 
