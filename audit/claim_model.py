@@ -164,12 +164,17 @@ class LeaderboardRef(_Strict):
     runs: list[str] = Field(min_length=1, description="names of the run directories (runs/NAME) whose arms form "
                                                       "the leaderboard")
     dataset: str | None = Field(default=None, description="the benchmark on the board, when the runs hold several")
-    alpha: float = Field(default=0.05, gt=0, lt=1, description="family-wise error rate of the pairwise tests")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="the level: of each one-sided test "
+                                                               "(intersection-union), or family-wise (leaderboard)")
 
 
 class RankClaim(_Strict):
-    """A claim about a rank: "X is the best on B". Supported only when X is alone in the leaderboard's top
-    group (the systems no other system beats significantly, Holm over all pairs; docs/leaderboards.md)."""
+    """A claim about a rank: "X is the best on B" (or "X is better than each of these").
+
+    ``test: intersection-union`` (the default, for a claim made in advance): one-sided paired tests of X
+    against each competitor, each at alpha, supported only when every one rejects (Berger 1982).
+    ``test: leaderboard``: supported only when X is alone in the leaderboard's top group (Holm over all pairs;
+    for a claim found by looking at the board). docs/claims.md, "Rank claims"."""
 
     kind: Literal["rank"]
     id: str = Field(min_length=1)
@@ -178,6 +183,13 @@ class RankClaim(_Strict):
     benchmark: str
     system: str = Field(min_length=1, description="the system claimed to be the best, as named on the leaderboard")
     leaderboard: LeaderboardRef
+    better_than: list[str] | None = Field(
+        default=None, min_length=1, description="the competitors, as named on the leaderboard (default: every "
+                                                "other system on it)")
+    test: Literal["intersection-union", "leaderboard"] = Field(
+        default="intersection-union", description="intersection-union: one-sided paired tests against each "
+        "competitor, each at alpha, all must reject (a claim made in advance); leaderboard: alone in the "
+        "top group under Holm over all pairs (exploration)")
     check: Literal["rank"] | None = Field(default=None, description="optional; a rank claim has one check")
     note: str | None = None
 

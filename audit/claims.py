@@ -231,13 +231,15 @@ def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None
 
 
 def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdict:
-    """A rank claim's verdict: its one check, the leaderboard (:mod:`sotacheck.audit.claim_rank`)."""
+    """A rank claim's verdict: its one check, by the claim's test (:mod:`sotacheck.audit.claim_rank`)."""
     try:
         check = rank_check(claim, runs)
     except InputError as exc:
         raise ClaimsError(str(exc)) from None
     verdict = check.verdict or UNVERIFIABLE
-    why = "the leaderboard decides" if check.verdict else "the leaderboard's runs were not given"
+    decider = ("the one-sided paired tests against each competitor decide (intersection-union)"
+               if claim.test == "intersection-union" else "the leaderboard decides (Holm over all pairs)")
+    why = decider if check.verdict else "the leaderboard's runs were not given"
     return ClaimVerdict(claim.id, paper, claim.statement, claim.source, check.name, verdict, f"{check.result} "
                         f"{why[0].upper()}{why[1:]}.", None, check.numbers, (), (check,), claim.check)
 

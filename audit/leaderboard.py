@@ -40,23 +40,28 @@ from sotacheck.audit.leaderboard_results import (
     SuspectProblem,
     SystemResult,
 )
-from sotacheck.audit.paired import holm
+from sotacheck.audit.paired import PairwiseResult, PairwiseTest, choose_pairwise_test, holm
 from sotacheck.audit.power import mdd_paired_exact, sign_flip_power
 from sotacheck.core.errors import ArgumentError, InputError
 from sotacheck.core.rundir import Run
 
 TOP = "TOP"
+BEST_SET_METHOD = ("confidence set for the best by test inversion: a system is left out when another beats it in "
+                   "the one-sided paired test at α / (N − 1), Bonferroni over its N − 1 comparisons")
 
 
 @dataclass(frozen=True)
 class Counts:
-    """Passes and samples (non-error cells) per system × shared problem, systems in the given order."""
+    """Passes and samples (non-error cells) per system × shared problem, systems in the given order;
+    ``missing``: per system, the cells of the shared problems short of its most samples on a problem
+    (errors, and samples dropped from the table)."""
 
     systems: tuple[str, ...]
     problems: tuple[str, ...]
     passes: np.ndarray
     samples: np.ndarray
     left_out: dict[str, tuple[str, ...]]
+    missing: dict[str, int]
 
     @property
     def means(self) -> np.ndarray:
@@ -87,8 +92,12 @@ def count_outcomes(table: pd.DataFrame, dataset: str) -> Counts:
                          f"(e.g. {fewest!r} has {int(have.min())}); a leaderboard "
                          f"compares systems on the problems they share")
     left_out = {s: tuple(sorted(str(p) for p in samples.columns[(samples.loc[s] > 0) & ~every])) for s in systems}
-    return Counts(systems, shared, passes[list(shared)].to_numpy(float), samples[list(shared)].to_numpy(float),
-                  {s: v for s, v in left_out.items() if v})
+    rows = table[table["dataset"] == dataset].groupby(["arm", "problem"]).size().unstack("problem")
+    most = rows.reindex(index=list(systems)).max(axis=1).to_numpy(float)
+    used = samples[list(shared)].to_numpy(float)
+    missing = {s: round(float((most[k] - used[k]).sum())) for k, s in enumerate(systems)}
+    return Counts(systems, shared, passes[list(shared)].to_numpy(float), used,
+                  {s: v for s, v in left_out.items() if v}, missing)
 
 
 def _pass_rate(passes: np.ndarray, samples: np.ndarray, level: float) -> tuple[float, float, float, str]:
@@ -110,15 +119,18 @@ def _pass_rate(passes: np.ndarray, samples: np.ndarray, level: float) -> tuple[f
 
 
 def _omnibus(counts: Counts) -> OmnibusResult:
+    """Cochran's Q (one sample per problem) or Friedman's test; where no problem separates any two systems
+    both statistics are 0/0 (statsmodels warns and returns NaN): that is no evidence of a difference, Q = 0,
+    p = 1, never a NaN."""
+    means = counts.means
+    name = "Cochran's Q" if counts.one_sample else "Friedman (tie-corrected)"
+    if np.ptp(means, axis=0).max() == 0:
+        return OmnibusResult(name, 0.0, len(counts.systems) - 1, 1.0)
     if counts.one_sample:
         result = cochrans_q(counts.passes.T.astype(int))
-        return OmnibusResult("Cochran's Q", float(result.statistic), int(result.df), float(result.pvalue))
-    means = counts.means
-    if np.ptp(means, axis=0).max() == 0:
-        return OmnibusResult("Friedman (tie-corrected)", 0.0, len(counts.systems) - 1, 1.0)
+        return OmnibusResult(name, float(result.statistic), int(result.df), float(result.pvalue))
     result = stats.friedmanchisquare(*means)
-    return OmnibusResult("Friedman (tie-corrected)", float(result.statistic), len(counts.systems) - 1,
-                         float(result.pvalue))
+    return OmnibusResult(name, float(result.statistic), len(counts.systems) - 1, float(result.pvalue))
 
 
 def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> tuple[list[tuple[int, int]], str]:
@@ -133,56 +145,50 @@ def _family(order: Sequence[int], names: Sequence[str], against: str | None) -> 
     return chosen, label
 
 
-RESAMPLES = 9_999  # sign patterns drawn where a pair's lattice is too wide to enumerate (MAX_LATTICE)
+PAIR_CHUNK = 2_048
 
 
 @dataclass(frozen=True)
 class PairStats:
-    """Per tested pair (arrays in family order): two-sided p, whether it is exact, the discordant counts (one
-    sample per problem), the problems where each side's mean is higher, and the mean squared per-problem
-    difference (the discordance at one sample)."""
+    """Per tested pair (arrays in family order): the registered test's result, the problems where each
+    side's mean is higher, and the mean squared per-problem difference (the discordance at one sample)."""
 
-    p: np.ndarray
-    exact: list[bool]
-    a_only: np.ndarray | None
-    b_only: np.ndarray | None
+    result: PairwiseResult
     a_higher: np.ndarray
     b_higher: np.ndarray
     second_moment: np.ndarray
-    test: str
 
 
-def _pair_stats(counts: Counts, pairs: Sequence[tuple[int, int]]) -> PairStats:
-    """Every pair's test: exact McNemar (vectorised binomial tails over the co-pass matrix) with one sample per
-    problem, else the exact lattice sign-flip test on per-problem means."""
+def _pair_stats(counts: Counts, pairs: Sequence[tuple[int, int]], test: PairwiseTest) -> PairStats:
+    """Every pair's test (the registered ``test``) and the per-problem facts beside it."""
     first = np.array([p[0] for p in pairs], dtype=int)
     second = np.array([p[1] for p in pairs], dtype=int)
-    if counts.one_sample:
-        x = counts.passes
-        both = x @ x.T
-        solved = x.sum(axis=1)
-        b = np.rint(solved[first] - both[first, second]).astype(np.int64)
-        c = np.rint(solved[second] - both[first, second]).astype(np.int64)
-        n = b + c
-        p = np.where(n > 0, np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)), 1.0)
-        return PairStats(p, [True] * len(pairs), b, c, b, c, n / x.shape[1], "exact McNemar")
-    means, pvalues, exact, higher, lower, moment = counts.means, [], [], [], [], []
-    for i, j in pairs:
-        diff = means[i] - means[j]
-        higher.append(int((diff > 0).sum()))
-        lower.append(int((diff < 0).sum()))
-        moment.append(float(np.mean(diff**2)))
-        unit = signflip.lattice_unit(np.concatenate([counts.samples[i], counts.samples[j]]))
-        steps = np.rint(diff * unit).astype(np.int64)
-        if int(np.abs(steps).sum()) <= signflip.MAX_LATTICE:
-            pvalues.append(signflip.two_sided(steps))
-            exact.append(True)
-        else:
-            greater, less = signflip.resampled_tails(diff, float(diff.sum()), RESAMPLES, rng=0)
-            pvalues.append(min(1.0, 2 * min(greater, less)))
-            exact.append(False)
-    return PairStats(np.array(pvalues), exact, None, None, np.array(higher), np.array(lower), np.array(moment),
-                     "sign-flip on per-problem means (exact, lattice)")
+    higher, lower, moment = np.zeros(len(pairs), int), np.zeros(len(pairs), int), np.zeros(len(pairs))
+    for start in range(0, len(pairs), PAIR_CHUNK):  # pairs × problems at once would not fit at 500 × 500
+        part = slice(start, start + PAIR_CHUNK)
+        diff = counts.means[first[part]] - counts.means[second[part]]
+        higher[part], lower[part] = (diff > 0).sum(axis=1), (diff < 0).sum(axis=1)
+        moment[part] = np.mean(diff**2, axis=1)
+    return PairStats(test.run(counts.passes, counts.samples, first, second), higher, lower, moment)
+
+
+def _best_set(counts: Counts, pairs: Sequence[tuple[int, int]], result: PairwiseResult, alpha: float
+              ) -> tuple[bool, ...]:
+    """Whether each system is in the 95 % (1 − alpha) confidence set for the best.
+
+    System i is left out when some other system beats it in the one-sided paired test at alpha / (N − 1):
+    the test of "i is the best" (i at least as good as each of the N − 1 others), Bonferroni over those
+    N − 1 comparisons, so it rejects a true best with probability at most alpha whatever the dependence
+    between the comparisons; the set of systems it does not reject covers each truly best system with
+    probability ≥ 1 − alpha (test inversion, as in Mogstad, Romano, Shaikh & Wilhelm, with a Bonferroni
+    critical value in place of their bootstrap one). ``pairs`` must hold every pair."""
+    n = len(counts.systems)
+    beaten = np.zeros(n, dtype=bool)
+    level = alpha / max(n - 1, 1)
+    for (i, j), greater, less in zip(pairs, result.greater.tolist(), result.less.tolist(), strict=True):
+        beaten[j] |= greater <= level  # i better than j
+        beaten[i] |= less <= level
+    return tuple(bool(not b) for b in beaten)
 
 
 def _resolution(counts: Counts, pair: tuple[int, int], alpha: float, family_size: int) -> PairResolution:
@@ -197,7 +203,8 @@ def _resolution(counts: Counts, pair: tuple[int, int], alpha: float, family_size
     def mdd(level: float) -> float:
         if counts.one_sample:
             return mdd_paired_exact(n, second, level)
-        lattice = signflip.lattice_unit(np.concatenate([counts.samples[i], counts.samples[j]]))
+        lattice = signflip.on_lattice(diff, np.concatenate([counts.samples[i], counts.samples[j]]),
+                                      signflip.LEADERBOARD_LATTICE)[1]
         limit = np.sqrt(second) * (1 - 1e-12)
         if sign_flip_power(n, second, limit, level, n_repeats=lattice) < 0.8:
             return float("inf")
@@ -228,7 +235,8 @@ def _suspects(counts: Counts, canonical: Mapping[str, bool] | None,
                                             s.problem)))
 
 
-def _select(table: pd.DataFrame, dataset: str | None) -> str:
+def select_dataset(table: pd.DataFrame, dataset: str | None) -> str:
+    """The dataset of ``table`` a board is on: ``dataset``, or the only one (InputError naming them otherwise)."""
     datasets = sorted(table["dataset"].unique())
     if dataset is None:
         if len(datasets) > 1:
@@ -242,8 +250,8 @@ def _select(table: pd.DataFrame, dataset: str | None) -> str:
 
 def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float = 0.05,
                 against: str | None = None, confidence_level: float = 0.95,
-                canonical: Mapping[str, bool] | None = None, weak_tests: Mapping[str, str] | None = None
-                ) -> Leaderboard:
+                canonical: Mapping[str, bool] | None = None, weak_tests: Mapping[str, str] | None = None,
+                test: str | None = None) -> Leaderboard:
     """Audit a leaderboard: every arm of ``runs`` on ``dataset`` is a system.
 
     Parameters
@@ -265,6 +273,9 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
     weak_tests : mapping of str to str, optional
         Problems whose tests accept a cheap wrong program, with the program's kind (``sotacheck judge
         --audit-tests``): listed among the suspect problems.
+    test : str, optional
+        The pairwise test, by its name in :data:`sotacheck.audit.paired.PAIRWISE_TESTS`; by default the first
+        registered test that applies (exact McNemar with one sample per problem, else the sign-flip test).
 
     Returns
     -------
@@ -288,7 +299,7 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
     if not 0 < confidence_level < 1:
         raise ArgumentError(f"`confidence_level` must be in (0, 1), got {confidence_level}")
     table = combine_runs(list(runs))
-    chosen = _select(table, dataset)
+    chosen = select_dataset(table, dataset)
     counts = count_outcomes(table, chosen)
     names = list(counts.systems)
     if against is not None and against != TOP and against not in names:
@@ -296,23 +307,28 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
     rates = [_pass_rate(counts.passes[i], counts.samples[i], confidence_level) for i in range(len(names))]
     order = sorted(range(len(names)), key=lambda i: (-rates[i][0], names[i]))
     pairs, family = _family(order, names, against)
-    tested = _pair_stats(counts, pairs)
-    adjusted = holm(tested.p) if len(pairs) else np.array([])
+    chosen_test = choose_pairwise_test(counts.samples, test)
+    tested = _pair_stats(counts, pairs, chosen_test)
+    result = tested.result
+    every = pairs if against is None else _family(order, names, None)[0]
+    best = _best_set(counts, every, result if against is None else _pair_stats(counts, every, chosen_test).result,
+                     alpha)
+    adjusted = holm(result.pvalue) if len(pairs) else np.array([])
     means = counts.means
     rate_of = np.array([rate[0] for rate in rates])
     differences = [float(rate_of[i] - rate_of[j]) for i, j in pairs]
     better = np.zeros((len(names), len(names)), dtype=bool)  # better[i, j]: i significantly beats j
     pair_rows = []
-    a_only = tested.a_only.tolist() if tested.a_only is not None else [None] * len(pairs)
-    b_only = tested.b_only.tolist() if tested.b_only is not None else [None] * len(pairs)
-    columns = zip(pairs, tested.p.tolist(), adjusted.tolist(), tested.exact, a_only, b_only,
+    a_only = result.a_only.tolist() if result.a_only is not None else [None] * len(pairs)
+    b_only = result.b_only.tolist() if result.b_only is not None else [None] * len(pairs)
+    columns = zip(pairs, result.pvalue.tolist(), adjusted.tolist(), result.rounding.tolist(), a_only, b_only,
                   tested.a_higher.tolist(), tested.b_higher.tolist(), differences, strict=True)
-    for (i, j), p, q, ex, a1, b1, ah, bh, diff in columns:
+    for (i, j), p, q, rounding, a1, b1, ah, bh, diff in columns:
         significant = q < alpha and diff != 0
         if significant:
             better[(i, j) if diff > 0 else (j, i)] = True
         pair_rows.append(PairResult(names[i], names[j], a1, b1, int(ah), int(bh), diff, p, q, significant,
-                                    tested.test, ex, None if ex else 2 / (RESAMPLES + 1)))
+                                    result.test, rounding))
     n = len(names)
     facts = system_conditions(runs, table, chosen)
     systems = []
@@ -323,9 +339,11 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
         shown = str(per_problem[0]) if len(per_problem) == 1 else f"{per_problem[0]}–{per_problem[-1]}"
         rate, lo, hi, method = rates[i]
         systems.append(SystemResult(names[i], position, rate, lo, hi, method, (low, high), low == 1, below, above,
-                                    len(counts.problems), shown, counts.left_out.get(names[i], ()),
-                                    facts.meta.get(names[i], {}), facts.conditions.get(names[i], {})))
+                                    len(counts.problems), shown, best[i], counts.missing.get(names[i], 0),
+                                    counts.left_out.get(names[i], ()), facts.meta.get(names[i], {}),
+                                    facts.conditions.get(names[i], {})))
     top_group = tuple(s.system for s in systems if s.in_top_group)
+    best_set = tuple(s.system for s in systems if s.in_best_set)
     median_pair = pairs[int(np.argsort(tested.second_moment, kind="stable")[len(pairs) // 2])] if pairs else None
     resolution = Resolution(
         _resolution(counts, median_pair, alpha, len(pairs)) if median_pair else None,
@@ -335,11 +353,20 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
     if against == TOP:
         notes.append("the family was chosen after seeing which system is on top; for a claim made in advance, "
                      "name the system (--against NAME)")
-    if not all(tested.exact):
-        notes.append(f"{tested.exact.count(False)} pair p-values were resampled (lattice too wide for the exact test)")
+    missing = {k: v for k, v in counts.missing.items() if v}
+    if missing:
+        notes.append(f"{sum(missing.values())} missing cell(s) (errors or dropped samples) on the shared problems, "
+                     f"in {len(missing)} system(s): samples per problem differ")
+    if result.rounding.any():
+        close = result.rounding[result.pvalue >= signflip.SURELY_SMALL]
+        notes.append(f"{int((result.rounding > 0).sum())} pair(s) had their per-problem differences rounded to a "
+                     f"lattice (unequal samples per problem make the natural one too fine) and the sign-flip null of "
+                     f"the rounded sum computed exactly (no resampling); the rounding changes a mean difference by at "
+                     f"most {100 * float(close.max() if close.size else 0):.2g} points on the pairs with "
+                     f"p ≥ {signflip.SURELY_SMALL:g}")
     return Leaderboard(
         chosen, len(counts.problems), alpha, confidence_level, family, tuple(systems), tuple(pair_rows),
-        _omnibus(counts), top_group, resolution, _suspects(counts, canonical, weak_tests),
+        _omnibus(counts), top_group, best_set, BEST_SET_METHOD, resolution, _suspects(counts, canonical, weak_tests),
         tuple(system_differences(facts)), tuple(notes),
         tuple(counts.problems[k] for k in difficulty),
         tuple(tuple(float(v) for v in means[i, difficulty]) for i in order))

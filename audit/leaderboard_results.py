@@ -6,17 +6,20 @@ contract (:meth:`Leaderboard.to_json`), which other tools may read:
     {"dataset", "n_problems", "n_systems", "alpha", "family", "family_size", "confidence_level",
      "omnibus": {"test", "statistic", "df", "p"},
      "systems": [{"system", "position", "pass_rate", "ci": [lo, hi], "ci_method", "rank_interval": [lo, hi],
-                  "in_top_group", "better_than", "worse_than", "n_problems", "samples", "left_out", "meta",
-                  "conditions"}],
+                  "in_top_group", "in_best_set", "better_than", "worse_than", "n_problems", "samples",
+                  "missing_cells", "left_out", "meta", "conditions"}],
      "pairs": [{"a", "b", "a_only", "b_only", "a_higher", "b_higher", "difference", "p", "p_adjusted",
-                "significant", "test", "exact", "p_floor"}],
-     "top_group": [...], "resolution": {...},
+                "significant", "test", "rounding", "exact"}],
+     "top_group": [...], "best_set": [...], "best_set_method", "resolution": {...},
      "suspect_problems": [{"problem", "reason", "solved_by", "canonical_passed", "weak_test"}],
      "differences": [...], "notes": [...]}
 
 ``a_only``/``b_only`` are the discordant problem counts with one sample per problem (null with repeats);
 ``a_higher``/``b_higher`` count the problems on which one system's mean is higher (with any number of
-samples); ``p`` is the unadjusted two-sided p, ``p_adjusted`` Holm over the family (``family``); pass rates,
+samples); ``p`` is the unadjusted two-sided p, ``p_adjusted`` Holm over the family (``family``); ``rounding``
+is how far the tested (lattice-rounded) mean difference can be from the real one, 0 with equal samples per
+problem, and ``exact`` says it is 0; ``missing_cells`` counts a system's errored or dropped cells on the
+shared problems; ``best_set`` is the confidence set for the best system (``best_set_method``). Pass rates,
 differences and intervals are fractions in [0, 1] (the text and tables show points).
 """
 
@@ -40,6 +43,8 @@ class SystemResult:
     in_top_group : no system is significantly better than this one.
     better_than, worse_than : the number of systems it beats, and that beat it, significantly.
     n_problems : the shared problems it was scored on; ``samples``: samples per problem ("10", "1–10").
+    in_best_set : in the confidence set for the best system (:attr:`Leaderboard.best_set`).
+    missing_cells : cells of the shared problems short of its most samples on a problem (errors, dropped).
     left_out : its problems that not every system has (not used), by id.
     meta : per-system facts from the input (model, method, release date, open weights, harness, ...).
     conditions : model, endpoint, sampling and judge as its run records them.
@@ -57,6 +62,8 @@ class SystemResult:
     worse_than: int
     n_problems: int
     samples: str
+    in_best_set: bool = False
+    missing_cells: int = 0
     left_out: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
     conditions: dict[str, str] = field(default_factory=dict)
@@ -69,8 +76,10 @@ class PairResult:
     ``a_only``/``b_only``: problems only one of them solved (one sample per problem; None with repeats);
     ``a_higher``/``b_higher``: problems where one's per-problem mean is higher; ``difference`` =
     pass rate of a − of b; ``p`` two-sided, unadjusted; ``p_adjusted`` Holm over the family;
-    ``significant``: ``p_adjusted`` < alpha; ``exact``: the p is exact (not resampled); ``p_floor``: for a
-    resampled p, the smallest value it can take (a p at the floor means "p ≤ floor", not that value)."""
+    ``significant``: ``p_adjusted`` < alpha; ``test``: the registered test that gave ``p``
+    (:data:`sotacheck.audit.paired.PAIRWISE_TESTS`); ``rounding``: the largest change that rounding the
+    per-problem differences to the test's lattice made to the mean difference (unequal samples per problem;
+    ``p`` is then the exact p of the rounded statistic), 0 otherwise."""
 
     a: str
     b: str
@@ -83,8 +92,12 @@ class PairResult:
     p_adjusted: float
     significant: bool
     test: str
-    exact: bool
-    p_floor: float | None = None  # a resampled p's smallest possible value (None: exact)
+    rounding: float = 0.0
+
+    @property
+    def exact(self) -> bool:
+        """The p is the exact p of the unrounded mean difference (no rounding was needed)."""
+        return self.rounding == 0.0
 
 
 @dataclass(frozen=True)
@@ -136,7 +149,8 @@ class SuspectProblem:
 @dataclass(frozen=True)
 class Leaderboard:
     """A leaderboard audit: systems sorted by pass rate with simultaneous rank intervals, every pair tested
-    within one named family, the top group, the benchmark's resolution and its suspect problems.
+    within one named family, the top group, the confidence set for the best (``best_set``, by
+    ``best_set_method``), the benchmark's resolution and its suspect problems.
 
     ``matrix`` holds each system's per-problem mean (systems in ``systems`` order × ``problems``, the
     problems sorted from easiest to hardest), for the heat map; ``family`` says which pairs were tested
@@ -151,6 +165,8 @@ class Leaderboard:
     pairs: tuple[PairResult, ...]
     omnibus: OmnibusResult
     top_group: tuple[str, ...]
+    best_set: tuple[str, ...]
+    best_set_method: str
     resolution: Resolution
     suspect_problems: tuple[SuspectProblem, ...]
     differences: tuple[str, ...]
@@ -178,8 +194,9 @@ class Leaderboard:
             "systems": [{**{k: v for k, v in asdict(s).items() if k not in ("ci_low", "ci_high")},
                          "ci": [s.ci_low, s.ci_high], "rank_interval": list(s.rank_interval),
                          "left_out": list(s.left_out)} for s in self.systems],
-            "pairs": [asdict(p) for p in self.pairs],
-            "top_group": list(self.top_group),
+            "pairs": [asdict(p) | {"exact": p.exact} for p in self.pairs],
+            "top_group": list(self.top_group), "best_set": list(self.best_set),
+            "best_set_method": self.best_set_method,
             "resolution": asdict(self.resolution),
             "suspect_problems": [asdict(s) | {"solved_by": list(s.solved_by)} for s in self.suspect_problems],
             "differences": list(self.differences), "notes": list(self.notes),

@@ -5,9 +5,12 @@ pairs) with mid-p. K runs each: the sign-flip permutation test on per-problem me
 the *average* difference (the pass-rate difference) and reduces to McNemar at K = 1 (its exact lattice
 arithmetic: :mod:`sotacheck.audit.signflip`). From published totals alone, the range of those tests' p over
 every per-problem pattern the totals allow (:func:`feasible_mcnemar`, :func:`pairing_range`, computed in
-:mod:`sotacheck.audit.paired_range` and imported from here). Paired
-cluster-bootstrap CI of the difference. Holm across a table of comparisons, named explicitly
-(``multipletests``' default is Holm–Šidák).
+:mod:`sotacheck.audit.paired_range` and imported from here). Paired cluster-bootstrap CI of the difference.
+Holm across a table of comparisons, named explicitly (``multipletests``' default is Holm–Šidák). A
+leaderboard's tests over many pairs at once (one-sided and two-sided p's) are registered in
+:data:`PAIRWISE_TESTS`: exact McNemar over the co-pass matrix, and the sign-flip test with its null computed
+exactly on a lattice (per-problem differences rounded to it where unequal samples make the natural lattice
+too fine).
 
 :func:`cmh_test` (Cochran–Mantel–Haenszel, one stratum per problem) is kept for users who want it, but it
 is not part of the analysis' output: it is a large-sample test of a common odds ratio of 1 — of "no
@@ -25,6 +28,7 @@ References
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -208,3 +212,114 @@ def holm(pvalues: list[float] | np.ndarray) -> np.ndarray:
     from statsmodels.stats.multitest import multipletests  # statsmodels loads pandas: only when used
 
     return np.asarray(multipletests(p, method="holm")[1])
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    """A leaderboard test over many pairs of systems (arrays in the order of the pairs given).
+
+    ``pvalue`` is two-sided; ``greater`` the one-sided p that the first system of the pair is better,
+    ``less`` that the second is; ``rounding`` the largest change that putting a pair's per-problem
+    differences on the test's lattice made to its mean difference (0 where they lie on it, as with equal
+    samples); ``a_only``/``b_only`` the discordant counts where the test uses them (one sample per problem)."""
+
+    test: str
+    pvalue: np.ndarray
+    greater: np.ndarray
+    less: np.ndarray
+    rounding: np.ndarray
+    a_only: np.ndarray | None = None
+    b_only: np.ndarray | None = None
+
+
+def mcnemar_pairs(passes: np.ndarray, samples: np.ndarray, first: np.ndarray, second: np.ndarray) -> PairwiseResult:
+    """Exact McNemar for every pair at once, one sample per problem: the binomial tails of the discordant
+    counts read off the co-pass matrix (``passes`` systems × problems of 0/1; ``samples`` all 1)."""
+    from scipy import stats
+
+    x = np.asarray(passes, dtype=float)
+    both = x @ x.T
+    solved = x.sum(axis=1)
+    b = np.rint(solved[first] - both[first, second]).astype(np.int64)
+    c = np.rint(solved[second] - both[first, second]).astype(np.int64)
+    n = b + c
+    greater = np.where(n > 0, stats.binom.sf(b - 1, n, 0.5), 1.0)
+    less = np.where(n > 0, stats.binom.cdf(b, n, 0.5), 1.0)
+    two_sided = np.where(n > 0, np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(b, c), n, 0.5)), 1.0)
+    return PairwiseResult("exact McNemar", two_sided, greater, less, np.zeros(len(b)), b, c)
+
+
+def signflip_pairs(passes: np.ndarray, samples: np.ndarray, first: np.ndarray, second: np.ndarray,
+                   limit: int | None = None) -> PairwiseResult:
+    """The sign-flip test on per-problem mean differences for every pair, its null computed exactly.
+
+    With equal samples per problem the differences lie on the lattice 1/lcm(K) and the p is the exact
+    sign-flip p. With unequal samples (errored cells left out) the lcm grows without bound, so each
+    difference is first rounded to the nearest 1/L, L the largest that keeps the pair's lattice within
+    ``limit`` points (default :data:`~sotacheck.audit.signflip.LEADERBOARD_LATTICE`;
+    :func:`~sotacheck.audit.signflip.on_lattice`); the p is then the exact sign-flip p of the rounded sum —
+    no resampling, no floor — and ``rounding`` says how far the rounded mean difference can be from the
+    unrounded one. A rounded pair whose p is surely below :data:`~sotacheck.audit.signflip.SURELY_SMALL`
+    (Hoeffding's bound on a coarser lattice says so) is computed on that coarser lattice: its p is as exact, of a more
+    coarsely rounded statistic, and far below any Holm threshold either way (the data-dependent choice adds
+    at most SURELY_SMALL to the test's size: the coarse branch is taken only where the coarse p is below it)."""
+    budget = signflip.LEADERBOARD_LATTICE if limit is None else limit
+    means = np.asarray(passes, dtype=float) / np.asarray(samples, dtype=float)
+    size = len(first)
+    greater, less, two_sided, rounding = np.ones(size), np.ones(size), np.ones(size), np.zeros(size)
+    for k, (i, j) in enumerate(zip(first.tolist(), second.tolist(), strict=True)):
+        diff, counts = means[i] - means[j], np.concatenate([samples[i], samples[j]])
+        steps, _, rounding[k] = signflip.on_lattice(diff, counts, budget)
+        if rounding[k] > 0 and budget > signflip.COARSE_LATTICE:  # rounded anyway: coarser where p is surely tiny
+            coarse = signflip.on_lattice(diff, counts, signflip.COARSE_LATTICE)
+            if signflip.hoeffding_two_sided(coarse[0]) <= signflip.SURELY_SMALL:
+                steps, _, rounding[k] = coarse
+        if not steps.any():
+            continue
+        greater[k], less[k] = signflip.tails(steps, int(steps.sum()))
+        two_sided[k] = min(1.0, 2.0 * min(greater[k], less[k]))
+    rounded = bool(rounding.any())
+    label = ("sign-flip on per-problem means (exact null of the differences rounded to a lattice)" if rounded
+             else "sign-flip on per-problem means (exact, lattice)")
+    return PairwiseResult(label, two_sided, greater, less, rounding)
+
+
+@dataclass(frozen=True)
+class PairwiseTest:
+    """A registered leaderboard test: its ``name``, when it ``applies`` (a predicate on the systems ×
+    problems matrix of samples per cell, described in ``when``) and the function that ``run``\\ s it over
+    pairs (``passes``, ``samples``, first and second system indices) → :class:`PairwiseResult`."""
+
+    name: str
+    when: str
+    applies: Callable[[np.ndarray], bool]
+    run: Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], PairwiseResult]
+
+
+PAIRWISE_TESTS: list[PairwiseTest] = [
+    PairwiseTest("exact McNemar", "one sample per problem for every system",
+                 lambda samples: bool((np.asarray(samples) == 1).all()), mcnemar_pairs),
+    PairwiseTest("sign-flip", "any number of samples per problem (exact on the natural lattice when the numbers "
+                 "are equal; rounded to a fine lattice when they differ)", lambda samples: True, signflip_pairs),
+]
+"""The leaderboard's tests, in order of preference: the first that applies is used unless one is named.
+A new test is one entry here."""
+
+
+def choose_pairwise_test(samples: np.ndarray, name: str | None = None) -> PairwiseTest:
+    """The registered test named ``name``, or the first of :data:`PAIRWISE_TESTS` that applies to ``samples``.
+
+    Raises
+    ------
+    ArgumentError
+        ``name`` is not registered, or does not apply to these samples.
+    """
+    if name is None:
+        return next(test for test in PAIRWISE_TESTS if test.applies(samples))
+    for test in PAIRWISE_TESTS:
+        if test.name == name:
+            if not test.applies(samples):
+                raise ArgumentError(f"`test`: {name!r} applies only with {test.when}")
+            return test
+    raise ArgumentError(f"`test`: no leaderboard test {name!r}; registered: "
+                        f"{', '.join(t.name for t in PAIRWISE_TESTS)}")

@@ -16,9 +16,14 @@ Part ``speed``. Side by side in one run, the same tables:
 - 60 × 400 × 1 and 500 × 500 × 1: against a loop of ``scipy.stats.binomtest`` over the pairs; target for
   500 × 500 under 30 s;
 - the whole command, ``sotacheck leaderboard RUN --json`` on a 60 × 400 × 10 run directory, process start
-  included; target under 10 s.
+  included; target under 10 s; and on the same table with 5 % of its cells errored (samples per problem
+  unequal: the sign-flip null on the rounded lattice), target under 10 s.
 
-Run: ``.venv/bin/python bench/bench_leaderboard.py [coverage [REPS]] [speed]`` (default both, REPS 300).
+Part ``holes`` (issue 44). 25 systems × 200 problems × 20 samples, complete and with 5 % of cells errored at
+random (seeded): the significant pairs of the complete table that stay significant (target ≥ 90 %; before,
+with the resampled fallback and its p floor, 0 of 288), the smallest p, the largest rounding.
+
+Run: ``.venv/bin/python bench/bench_leaderboard.py [coverage [REPS]] [speed] [holes]`` (default all, REPS 300).
 """
 
 from __future__ import annotations
@@ -135,6 +140,44 @@ def timed(label: str, x: np.ndarray, limit: int | None = None) -> None:
           f"{decisions} | min p ours {raw.min():.1e} |", flush=True)
 
 
+def with_holes(run: Run, fraction: float, seed: int) -> Run:
+    """``run`` with a ``fraction`` of its cells errored (``passed`` missing) at random."""
+    table = run.outcomes.copy()
+    table["passed"] = table["passed"].astype(object)
+    table.loc[np.random.default_rng(seed).random(len(table)) < fraction, "passed"] = None
+    return Run(None, table, {"name": "sim", "source": "csv"})
+
+
+def holes() -> None:
+    rng = np.random.default_rng(44)
+    x = simulate(rng, np.linspace(2.0, -2.0, 25), 200, 20)
+    start = time.perf_counter()
+    complete = leaderboard([as_run(x)])
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    holed = leaderboard([with_holes(as_run(x), 0.05, 1)])
+    second = time.perf_counter() - start
+    significant = {(p.a, p.b) for p in complete.pairs if p.significant}
+    now = {(p.a, p.b) for p in holed.pairs if p.significant}
+    close = [p.rounding for p in holed.pairs if p.p >= 1e-12]
+    print(f"25 × 200 × 20: complete {len(significant)} of {len(complete.pairs)} pairs significant ({first:.2f} s); "
+          f"5 % of cells errored ({sum(s.missing_cells for s in holed.systems)} cells): {len(now)} significant, "
+          f"{len(now & significant)} of the complete table's kept ({100 * len(now & significant) / len(significant):.1f} "
+          f"%), {len(now - significant)} new ({second:.2f} s); smallest p {min(p.p for p in holed.pairs):.1e}; "
+          f"rounding at most {100 * max(close, default=0):.3f} points on the pairs with p ≥ 1e-12")
+
+
+def whole_command(run: Run, label: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        write_run(Path(tmp) / "board", run.outcomes, {"name": "board", "source": "csv"})
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "sotacheck.cli", "leaderboard", str(Path(tmp) / "board"), "--json"],
+                              capture_output=True, text=True, check=True)
+        whole = time.perf_counter() - start
+    print(f"whole command `sotacheck leaderboard RUN --json` on {label}, process start included: {whole:.2f} s "
+          f"({len(done.stdout)} bytes of JSON)", flush=True)
+
+
 def speed() -> None:
     rng = np.random.default_rng(7)
     print("| table (systems × problems × samples) | pairs | sotacheck leaderboard() | naive loop over pairs + Holm "
@@ -144,21 +187,24 @@ def speed() -> None:
     timed("60 × 400 × 10 (naive: permutation_test, 9,999 resamples)", big, limit=177)
     timed("60 × 400 × 1 (naive: binomtest)", big[:, :, :1])
     timed("500 × 500 × 1 (naive: binomtest)", simulate(rng, np.linspace(2.5, -2.5, 500), 500, 1))
-    with tempfile.TemporaryDirectory() as tmp:
-        write_run(Path(tmp) / "board", as_run(big).outcomes, {"name": "board", "source": "csv"})
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "sotacheck.cli", "leaderboard", str(Path(tmp) / "board"), "--json"],
-                              capture_output=True, text=True, check=True)
-        whole = time.perf_counter() - start
-    print(f"\nwhole command `sotacheck leaderboard RUN --json` on 60 × 400 × 10 (240,000 cells), process start "
-          f"included: {whole:.2f} s ({len(done.stdout)} bytes of JSON)")
+    holed = with_holes(as_run(big), 0.05, 2)
+    start = time.perf_counter()
+    board = leaderboard([holed])
+    print(f"| 60 × 400 × 10, 5 % of cells errored (unequal samples) | {len(board.pairs)} | "
+          f"{time.perf_counter() - start:.2f} s | | | {sum(p.significant for p in board.pairs)} significant | "
+          f"min p ours {min(p.p for p in board.pairs):.1e} |", flush=True)
+    print()
+    whole_command(as_run(big), "60 × 400 × 10 (240,000 cells)")
+    whole_command(holed, "60 × 400 × 10 with 5 % of cells errored")
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:] or ["coverage", "speed"]
+    args = sys.argv[1:] or ["coverage", "speed", "holes"]
     if "coverage" in args:
         position = args.index("coverage")
         reps = int(args[position + 1]) if len(args) > position + 1 and args[position + 1].isdigit() else 300
         coverage(reps)
     if "speed" in args:
         speed()
+    if "holes" in args:
+        holes()

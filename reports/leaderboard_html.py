@@ -17,7 +17,12 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sotacheck.audit.leaderboard_results import Leaderboard
 from sotacheck.reports import leaderboard_figures as figures
 from sotacheck.reports.files import write_atomically
-from sotacheck.reports.leaderboard_tables import leaderboard_pairs_table, leaderboard_table, resolution_note
+from sotacheck.reports.leaderboard_tables import (
+    best_set_note,
+    leaderboard_pairs_table,
+    leaderboard_table,
+    resolution_note,
+)
 
 TEMPLATES = Path(__file__).with_name("templates")
 LISTED = 6  # the first screen names the top group up to this many systems
@@ -93,7 +98,8 @@ def _context(board: Leaderboard) -> dict[str, object]:
             "resolution": resolution_note(board), "table": leaderboard_table(board),
             "pairs": leaderboard_pairs_table(board), "figures": leaderboard_figures(board),
             "canonical": any(s.canonical_passed is not None for s in board.suspect_problems),
-            "left_out": [s for s in board.systems if s.left_out],
+            "left_out": [s for s in board.systems if s.left_out], "best_set": best_set_note(board),
+            "missing": [s for s in board.systems if s.missing_cells],
             "cut": any(len(s.system) > figures.LABEL_CHARS for s in board.systems)}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from sotacheck.audit.leaderboard_results import Leaderboard, PairResolution
+from sotacheck.reports.leaderboard_tables import best_set_note, rounding_note
 
 LISTED_SUSPECTS = 8
 
@@ -31,12 +32,10 @@ def headline(board: Leaderboard) -> str:
             f"{len(others)} of them from #1 ({top}): {listed} ({family}).")
 
 
-def _p(value: float, floor: float | None = None) -> str:
-    """``p = 0.0312``; a p that underflowed is ``p < 1e-300``, one at a resampling floor ``p <= floor``."""
+def _p(value: float) -> str:
+    """``p = 0.0312``; a p that underflowed is ``p < 1e-300``."""
     if value == 0.0:
         return "p < 1e-300 (below the floating-point range)"
-    if floor is not None and value <= floor:
-        return f"p <= {floor:.2g} (resampling floor)"
     return f"p = {value:.3g}"
 
 
@@ -58,6 +57,7 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
     lines = [f"leaderboard: {board.dataset}, {board.n_problems} problems shared by {board.n_systems} systems "
              f"({per_problem})",
              headline(board),
+             best_set_note(board),
              f"any difference at all: {board.omnibus.test} = {board.omnibus.statistic:.2f}, df {board.omnibus.df}, "
              f"{_p(board.omnibus.p)}",
              f"pairs: {board.pairs[0].test if board.pairs else 'none'}; {board.family}; rank intervals are "
@@ -70,13 +70,17 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         rank = f"{s.rank_interval[0]}–{s.rank_interval[1]}" if s.rank_interval[0] != s.rank_interval[1] \
             else str(s.rank_interval[0])
         mark = " *" if s.in_top_group else ""
-        extra = f"  ({len(s.left_out)} problems left out)" if s.left_out else ""
+        extra = "".join(part for part in (f"  ({len(s.left_out)} problems left out)" if s.left_out else "",
+                                          f"  ({s.missing_cells} missing cells)" if s.missing_cells else ""))
         interval = f"[{_points(s.ci_low)}, {_points(s.ci_high)}]"
         lines.append(f"  {s.position:3d}  {s.system:{width}s} {_points(s.pass_rate):>6s}  {interval:<14s} "
                      f"{rank:>7s} {s.better_than:5d} {s.worse_than:6d}{mark}{extra}")
-    lines.append(f"  (* top group; pass rates in points, {board.systems[0].ci_method} intervals; rank: "
-                 f"simultaneous interval; beats / beaten: significant pairwise results)")
-    lines += ["", "what this benchmark can resolve (smallest difference detectable with 80 % power):",
+    lines.append(f"  (* top group; pass rates in points, {board.systems[0].ci_method} intervals, each for "
+                 f"one system alone (marginal); rank: "
+                 f"simultaneous interval; beats / beaten: significant pairwise results; missing cells: errored "
+                 f"or dropped samples of the shared problems)")
+    lines += ["", "what this benchmark can resolve (smallest difference detectable with 80 % power, at the pair's "
+              "observed discordance):",
               _resolution("median pair", board.resolution.median_pair),
               _resolution("top pair", board.resolution.top_pair)]
     if board.suspect_problems:
@@ -103,6 +107,7 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         lines += [f"  {d}" for d in board.differences]
     if board.notes:
         lines += [""] + [f"note: {n}" for n in board.notes]
+    rounding = rounding_note(board)
     if pairs:
         lines += ["", f"pairs ({len(board.pairs)}; p two-sided, p_holm adjusted over the family):"]
         aw = max(4, *(len(p.a) for p in board.pairs)) if board.pairs else 4
@@ -111,8 +116,8 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         for p in board.pairs:
             a_only = "–" if p.a_only is None else str(p.a_only)
             b_only = "–" if p.b_only is None else str(p.b_only)
-            shown = f"{p.p:9.2e}" if p.p_floor is None or p.p > p.p_floor else f"<={p.p_floor:7.1e}"
             lines.append(f"  {p.a:{aw}s} {p.b:{bw}s} {100 * p.difference:+6.1f} {a_only:>6s} {b_only:>6s} "
-                         f"{shown} {p.p_adjusted:9.2e}" + (" significant" if p.significant else "")
-                         + ("" if p.exact else " (resampled)"))
+                         f"{p.p:9.2e} {p.p_adjusted:9.2e}" + (" significant" if p.significant else ""))
+        if rounding:
+            lines.append(f"  {rounding}")
     return "\n".join(lines) + "\n"

@@ -146,10 +146,23 @@ class Run:
         return self.path.name if self.path else self.manifest.name
 
 
+def _import_first(file: Path) -> str:
+    """What to say when a results file is given where a run directory is expected: import it, and how."""
+    stem = file.name.split(".")[0] or "results"
+    if file.suffix.lower() == ".csv":
+        how = f"sotacheck import csv {file} --out runs/{stem}"
+    else:
+        how = (f"sotacheck import KIND {file} --out runs/{stem} (KIND: the tool that wrote it, e.g. mapcoder, "
+               f"evalplus, lm-eval, inspect, csv; see sotacheck import --help)")
+    return f"{str(file)!r} is a file, not a run directory; import it first: {how}"
+
+
 def load_run(path: str | Path) -> Run:
     """Read ``runs/NAME`` (``outcomes.parquet``, else ``outcomes.csv``; ``run.json`` if present), in any
     format version this module has written."""
     directory = Path(path)
+    if directory.is_file():
+        raise OutcomeError(_import_first(directory))
     if not directory.is_dir():
         raise OutcomeError(f"run directory {str(directory)!r} does not exist")
     parquet, csv = directory / PARQUET, directory / CSV

@@ -100,3 +100,53 @@ def test_report_with_a_leaderboard_section(tmp_path: Path, capsys: pytest.Captur
     code, _, err = _cli(["report", str(tmp_path / "ref"), "--leaderboard", "nope", "-o", str(tmp_path / "x.html")],
                         capsys)
     assert code == 2 and "no system has results on dataset 'nope'" in err and not (tmp_path / "x.html").exists()
+
+
+def test_a_results_file_is_sent_to_import_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`leaderboard good.csv`: the file exists but is not a run directory: one line naming the import, exit 2."""
+    csv = _reference_csv(tmp_path / "good.csv")
+    code, out, err = _cli(["leaderboard", str(csv)], capsys)
+    assert code == 2 and out == "" and err.strip().count("\n") == 0
+    assert "is a file, not a run directory" in err
+    assert f"sotacheck import csv {csv} --out runs/good" in err
+    code, _, err = _cli(["leaderboard", str(MAPCODER_HE / "ChatGPT-CoT-Python3-0-1.jsonl.gz")], capsys)
+    assert code == 2 and "sotacheck import KIND" in err and "mapcoder" in err
+
+
+def test_csv_has_one_number_per_column_and_the_top_group(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 48: the CSV is for the next program: the rate and its interval's ends in their own columns, the top
+    group and the best set as columns (statistics.md's reference example: top group {sys0, sys1})."""
+    import csv as csv_module
+    import io
+
+    assert _cli(["import", "csv", str(_reference_csv(tmp_path / "ref.csv")), "--out", str(tmp_path / "ref")],
+                capsys)[0] == 0
+    code, out, _ = _cli(["leaderboard", str(tmp_path / "ref"), "--format", "csv"], capsys)
+    assert code == 0
+    rows = list(csv_module.DictReader(io.StringIO(out)))
+    assert {"pass_rate", "ci_low", "ci_high", "rank_low", "rank_high", "top_group", "best_set",
+            "missing_cells"} <= set(rows[0])
+    assert all(float(r["ci_low"]) <= float(r["pass_rate"]) <= float(r["ci_high"]) for r in rows)
+    assert [r["system"] for r in rows if r["top_group"] == "true"] == ["sys0", "sys1"]
+    assert float(rows[0]["pass_rate"]) == pytest.approx(85.0)
+
+
+def test_no_library_warning_on_bundled_data_or_a_board_without_differences(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No statsmodels or other library warning reaches stderr: MapCoder's bundled HumanEval and MBPP logs, and a
+    board where no problem separates the systems (Cochran's Q is 0/0 there: Q = 0, p = 1, not a NaN)."""
+    import warnings
+
+    for name, folder in (("he", MAPCODER_HE), ("mbpp", MAPCODER_HE.parent / "MBPP")):
+        assert _cli(["import", "mapcoder", str(folder), "--out", str(tmp_path / name)], capsys)[0] == 0
+    rows = [{"arm": f"sys{s}", "dataset": "same", "problem": f"P{p}", "repeat": 0, "passed": 1}
+            for s in range(3) for p in range(10)]
+    pd.DataFrame(rows).to_csv(tmp_path / "same.csv", index=False)
+    assert _cli(["import", "csv", str(tmp_path / "same.csv"), "--out", str(tmp_path / "same")], capsys)[0] == 0
+    for name in ("he", "mbpp", "same"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            code, out, err = _cli(["leaderboard", str(tmp_path / name), "--json"], capsys)
+        assert code == 0 and not caught and "Warning" not in err, (name, [str(w.message) for w in caught], err)
+    omnibus = json.loads(out)["omnibus"]
+    assert (omnibus["statistic"], omnibus["p"]) == (0.0, 1.0)

@@ -91,13 +91,17 @@ def interval(rate: float, low: float, high: float) -> str:
 
 
 def test_reference_table_against_published_values(reference) -> None:
-    rows = read_csv(render_leaderboard_table(reference, "csv"))
-    assert [r["System"] for r in rows] == [f"system-{i}" for i in range(4)]  # 34, 32, 22, 15 of 40
+    rows = read_csv(render_leaderboard_table(reference, "csv"))  # one number per column (issue 48)
+    assert [r["system"] for r in rows] == [f"system-{i}" for i in range(4)]  # 34, 32, 22, 15 of 40
     for i, (row, passes) in enumerate(zip(rows, (34, 32, 22, 15), strict=True)):
         low, high = proportion_confint(passes, 40, alpha=0.05, method="wilson")
-        assert row["Pass rate [95 % CI]"] == interval(passes / 40, low, high)
-        assert row["Rank interval"] == REFERENCE_RANKS[i] and row["#"] == str(i + 1)
-    assert [(r["Better than"], r["Worse than"]) for r in rows] == [("2", "0"), ("1", "0"), ("0", "1"), ("0", "2")]
+        assert float(row["pass_rate"]) == pytest.approx(100 * passes / 40, abs=5e-4)
+        assert (float(row["ci_low"]), float(row["ci_high"])) == pytest.approx((100 * low, 100 * high), abs=5e-4)
+        assert f"[{row['rank_low']}, {row['rank_high']}]" == REFERENCE_RANKS[i] and row["position"] == str(i + 1)
+    assert [(r["better_than"], r["worse_than"]) for r in rows] == [("2", "0"), ("1", "0"), ("0", "1"), ("0", "2")]
+    assert [r["top_group"] for r in rows] == ["true", "true", "false", "false"]  # statistics.md: top group {0, 1}
+    assert [r["best_set"] for r in rows] == ["true", "true", "false", "false"]
+    assert all(r["missing_cells"] == "0" for r in rows)
     table = leaderboard_table(reference)
     assert [row[0].bold for row in table.rows] == [True, True, False, False]  # the top group {0, 1}
     assert all(len({c.bold for c in row}) == 1 for row in table.rows)  # a whole row is bold or not
@@ -144,11 +148,13 @@ def test_latex_parses_with_booktabs_and_bold_top_group(board60) -> None:
 
 def test_csv_and_markdown_carry_every_system(board60) -> None:
     rows = read_csv(render_leaderboard_table(board60, "csv"))
-    assert [r["System"] for r in rows] == [s.system for s in board60.systems] and len(rows) == 60
+    assert [r["system"] for r in rows] == [s.system for s in board60.systems] and len(rows) == 60
     for row, s in zip(rows, board60.systems, strict=True):
-        assert row["Pass rate [95 % CI]"] == interval(s.pass_rate, s.ci_low, s.ci_high)
-        assert row["Rank interval"] == f"[{s.rank_interval[0]}, {s.rank_interval[1]}]"
-        assert (int(row["Better than"]), int(row["Worse than"])) == (s.better_than, s.worse_than)
+        assert [float(row[k]) for k in ("pass_rate", "ci_low", "ci_high")] == pytest.approx(
+            [100 * s.pass_rate, 100 * s.ci_low, 100 * s.ci_high], abs=5e-4)
+        assert (int(row["rank_low"]), int(row["rank_high"])) == s.rank_interval
+        assert (int(row["better_than"]), int(row["worse_than"])) == (s.better_than, s.worse_than)
+        assert (row["top_group"], row["best_set"]) == (str(s.in_top_group).lower(), str(s.in_best_set).lower())
     pairs = read_csv(render_leaderboard_table(board60, "csv", pairs=True))
     assert len(pairs) == 1770 == len(board60.pairs)
     assert [float(r["p (Holm)"]) for r in pairs] == pytest.approx([p.p_adjusted for p in board60.pairs], rel=5e-3)
@@ -287,3 +293,32 @@ def test_leaderboard_page_in_chromium(board60, tmp_path, browser, screenshot) ->
     assert (rows, bold) == (60, len(board60.top_group))
     assert screenshot("leaderboard-first-screen.png", full_page=False).stat().st_size > 50_000
     assert screenshot("leaderboard-full-page.png").stat().st_size > 100_000
+
+
+def test_best_set_and_missing_cells_in_text_tables_and_html(reference, tmp_path) -> None:
+    """The best set ("among these k with 95 % confidence", the method named) and each system's missing cells
+    reach the text, the table notes and the HTML; the reference example's best set is {system-0, system-1}
+    (one-sided exact McNemar at 0.05 / 3: tests/audit/test_leaderboard.py)."""
+    from sotacheck.reports.leaderboard_html import leaderboard_section
+    from sotacheck.reports.leaderboard_text import render_text
+
+    assert reference.best_set == ("system-0", "system-1")
+    sentence = "The best system is among these 2: system-0, system-1, with 95 % confidence"
+    assert sentence in render_text(reference)
+    assert any(sentence in note for note in leaderboard_table(reference).notes)
+    assert escape(sentence) in leaderboard_section(reference) and "Bonferroni" in leaderboard_section(reference)
+    table = reference_table()
+    table["passed"] = table["passed"].astype(object)
+    table.loc[(table["arm"] == "system-2") & table["problem"].isin(["p00", "p01"]), "passed"] = None
+    holed = board_of(table.assign(repeat=0))
+    assert holed.system("system-2").missing_cells == 0  # one sample each: an errored problem is left out instead
+    repeated = pd.concat([reference_table().assign(repeat=r) for r in range(2)])
+    repeated["passed"] = repeated["passed"].astype(object)
+    repeated.loc[(repeated["arm"] == "system-2") & (repeated["problem"] == "p03") & (repeated["repeat"] == 1),
+                 "passed"] = None
+    board = board_of(repeated)
+    assert {s.system: s.missing_cells for s in board.systems} == {"system-0": 0, "system-1": 0, "system-2": 1,
+                                                                  "system-3": 0}
+    assert "(1 missing cells)" in render_text(board)
+    html = leaderboard_section(board)
+    assert "Missing cells (1 systems)" in html and "system-2: 1" in html
