@@ -129,6 +129,12 @@ def _omnibus(counts: Counts) -> OmnibusResult:
     if counts.one_sample:
         result = cochrans_q(counts.passes.T.astype(int))
         return OmnibusResult(name, float(result.statistic), int(result.df), float(result.pvalue))
+    if len(means) == 2:  # scipy's friedmanchisquare needs three systems; with two its statistic (tie-corrected)
+        # is (n+ − n−)² / (n+ + n−) over the problems that separate them, the sign test's χ² on 1 df
+        diff = means[0] - means[1]
+        ahead, behind = int((diff > 0).sum()), int((diff < 0).sum())
+        statistic = (ahead - behind) ** 2 / (ahead + behind)
+        return OmnibusResult(name, statistic, 1, float(stats.chi2.sf(statistic, 1)))
     result = stats.friedmanchisquare(*means)
     return OmnibusResult(name, float(result.statistic), len(counts.systems) - 1, float(result.pvalue))
 

@@ -124,6 +124,27 @@ def test_friedman_with_ties_equals_cochrans_q_on_binary_data() -> None:
     assert stats.friedmanchisquare(*x).statistic == pytest.approx(cochrans_q(x.T).statistic, rel=1e-12)
 
 
+def test_two_systems_with_repeats_get_friedmans_statistic_as_the_sign_tests_chi_square() -> None:
+    """scipy's friedmanchisquare needs three systems (a board of two with repeats once raised); with two, the
+    tie-corrected Friedman statistic is (n+ − n−)² / (n+ + n−): checked against Friedman's formula computed from
+    the within-problem ranks (1 and 2, or 1.5 and 1.5 for a tie), on a board with one errored cell."""
+    rng = np.random.default_rng(11)
+    x = (rng.random((2, 30, 4)) < np.array([[[0.7]], [[0.4]]])).astype(float)
+    run = board_run(x.astype(int))
+    table = run.outcomes[~((run.outcomes["arm"] == "s1") & (run.outcomes["problem"] == "P003")
+                           & (run.outcomes["repeat"] == 3))]
+    board = leaderboard([Run(None, table, {"name": "board", "source": "csv"})])
+    means = np.array([x[0].mean(axis=1), np.append(x[1, :3].mean(axis=1), [x[1, 3, :3].mean(),
+                                                                           *x[1, 4:].mean(axis=1)])])
+    ranks = stats.rankdata(means, axis=0)  # per problem: 1 and 2, or 1.5 and 1.5 for a tie
+    n, k = means.shape[1], 2
+    numerator = (k - 1) * ((ranks.sum(axis=1) - n * (k + 1) / 2) ** 2).sum()
+    statistic = numerator / ((ranks ** 2).sum() - n * k * (k + 1) ** 2 / 4)
+    assert board.omnibus.test.startswith("Friedman") and board.omnibus.df == 1
+    assert board.omnibus.statistic == pytest.approx(statistic, rel=1e-12)
+    assert board.omnibus.p == pytest.approx(stats.chi2.sf(statistic, 1), rel=1e-12)
+
+
 def test_shared_problems_and_left_out_ones() -> None:
     x = _reference()
     table = board_run(x).outcomes
