@@ -21,6 +21,38 @@ step() { echo; echo "== $1 ($(( $(date +%s) - started )) s)"; }
 
 step "judge HumanEval's canonical solutions"
 $SOTACHECK judge --dataset humaneval --canonical
+
+step "import MapCoder's released logs and rank them (a leaderboard: which systems no other beats)"
+$SOTACHECK import mapcoder "$MAPCODER_LOGS" --out runs/mapcoder-he --force
+$SOTACHECK leaderboard runs/mapcoder-he
+$SOTACHECK analyze runs/mapcoder-he --baseline MapCoder-5-5
+RECORDED=()
+for dir in recordings/*/; do RECORDED+=("${dir%/}"); done
+RUNS=()
+for dir in runs/mapcoder-he "${RECORDED[@]}"; do RUNS+=(--runs "$dir"); done
+
+step "audit the published claims (over MapCoder's logs and the recorded runs)"
+$SOTACHECK claims "${RUNS[@]}" > runs/claims.txt
+head -1 runs/claims.txt
+echo "(every claim with its verdict and reason: runs/claims.txt)"
+
+step "the embedded model (set up in the background since the start; log: runs/setup-model.log)"
+# A line every 10 s while it works: how long so far, and the build's last step ([done/all] compile steps).
+while kill -0 "$setup_pid" 2>/dev/null; do
+  for _ in {1..10}; do kill -0 "$setup_pid" 2>/dev/null || break; sleep 1; done
+  kill -0 "$setup_pid" 2>/dev/null || break
+  what=$(tail -1 runs/setup-model.log | cut -c1-100)
+  compiled=$(tail -c 4000 "${LLAMA_DIR:-/nonexistent}/build.log" 2>/dev/null | grep -o '\[[0-9]*/[0-9]*\]' | tail -1)
+  [[ -n $compiled ]] && what="llama.cpp compile step $compiled"
+  echo "   setting up the embedded model: $(( $(date +%s) - setup_started )) s (a first build takes about 7 min on 2 idle cores); $what"
+done
+if ! wait "$setup_pid"; then
+  tail -20 runs/setup-model.log
+  echo "demo: setting up the embedded model failed (runs/setup-model.log); the verdicts above stand" >&2
+  exit 1
+fi
+echo "   ready after $(( $(date +%s) - setup_started )) s"
+
 step "rerun Direct and CoT live on HumanEval/0-$((LIMIT - 1)) x $REPEATS (the embedded model)"
 live=$(date +%s)
 if [[ -f $RUN/store.sqlite ]]; then
@@ -46,17 +78,6 @@ done
 echo "What this slice can show: whether the live rerun gives the recorded verdicts problem by problem (the"
 echo "lost and gained lists above; both empty means it reproduced). What it cannot show: a difference between"
 echo "Direct and CoT, or a drop of a few points; $LIMIT problems are too few (the power notes above say how few)."
-step "import MapCoder's released logs and analyze them"
-$SOTACHECK import mapcoder "$MAPCODER_LOGS" --out runs/mapcoder-he --force
-$SOTACHECK analyze runs/mapcoder-he --baseline MapCoder-5-5
-RECORDED=()
-for dir in recordings/*/; do RECORDED+=("${dir%/}"); done
-RUNS=()
-for dir in runs/mapcoder-he "${RECORDED[@]}"; do RUNS+=(--runs "$dir"); done
-step "audit the published claims"
-$SOTACHECK claims "${RUNS[@]}" > runs/claims.txt
-head -1 runs/claims.txt
-echo "(every claim with its verdict and reason: runs/claims.txt)"
 CLAIMS=()
 for file in data/claims/*.yaml; do CLAIMS+=(--claims "$file"); done
 step "render the report"
