@@ -27,7 +27,7 @@ BUILD_LLAMA = PIP=$(abspath $(PIP)) LLAMA_VERSION=$(LLAMA_VERSION) LLAMA_CMAKE_A
 	SERVER_CMAKE_ARGS='$(SERVER_CMAKE_ARGS)' PATCHES='$(abspath $(NATIVE_PATCHES))' DEST=$(LLAMA_DIR) \
 	scripts/build_llama.sh
 
-.PHONY: FORCE setup setup-core setup-model setup-local setup-native setup-browser test test-all check docs bench demo clean
+.PHONY: FORCE setup setup-core setup-app setup-model setup-local setup-native setup-browser test test-all check docs bench demo clean
 
 # Everything, as CI has it (.ci/run; `make test-all` needs all of it): the core, both engines of the embedded model
 # (one llama.cpp build), Ray (in the core's extras) and Chromium.
@@ -57,6 +57,16 @@ $(VENV)/.core-installed: pyproject.toml $(CORE_FILES)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(EDITABLE) '.[dev,ray,tools]'
+	touch $(VENV)/.app-installed $@
+
+# sotacheck and its own dependencies only (no test tools, Ray or the importers' tools): what `make demo` needs, a
+# third of the core's download on a fresh machine.
+setup-app: $(VENV)/.app-installed
+
+$(VENV)/.app-installed: pyproject.toml $(CORE_FILES)
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(EDITABLE) .
 	touch $@
 
 $(CORE_FILES): FORCE
@@ -72,7 +82,7 @@ FORCE:
 # uses sotacheck for the steps that need no model.
 setup-model: $(VENV)/.model-installed-$(LLAMA_KEY)
 
-$(VENV)/.model-installed-$(LLAMA_KEY): | $(VENV)/.core-installed
+$(VENV)/.model-installed-$(LLAMA_KEY): | $(VENV)/.app-installed
 	@echo "llama-cpp-python $(LLAMA_VERSION): one llama.cpp build for both engines, in $(LLAMA_DIR)"
 	$(BUILD_LLAMA) wheel
 	$(PY) -P -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["local"], sep="\n")' \
@@ -84,7 +94,7 @@ $(VENV)/.model-installed-$(LLAMA_KEY): | $(VENV)/.core-installed
 # to the wheel's CMake tree (a few minutes more: the server's own sources).
 setup-native: $(NATIVE_SERVER)
 
-$(NATIVE_SERVER): | $(VENV)/.core-installed
+$(NATIVE_SERVER): | $(VENV)/.app-installed
 	$(BUILD_LLAMA) server
 
 setup-local: setup-model setup-native
@@ -128,14 +138,14 @@ bench: setup-core
 	$(PY) bench/bench_coverage.py
 	cd $(VENV) && $(abspath $(PY)) $(CURDIR)/bench/bench_ray.py
 
-# The main job (scripts/demo.sh): the verdicts that need no model first, right after the core install, while
-# `make setup-model` runs in the background; neither llama-server nor Chromium is needed.
+# The main job (scripts/demo.sh): the verdicts that need no model first, right after sotacheck's own install,
+# while `make setup-model` runs in the background; neither llama-server, the test tools nor Chromium is needed.
 DEMO_LIMIT ?= 10
 DEMO_REPEATS ?= 1
 ifdef FULL
 DEMO_LIMIT := 164
 endif
-demo: setup-core
+demo: setup-app
 	LLAMA_DIR=$(LLAMA_DIR) scripts/demo.sh $(DEMO_LIMIT) $(DEMO_REPEATS)
 
 clean:

@@ -1,5 +1,5 @@
-"""The set-up targets as `make -n` plans them (nothing is built): `make demo` needs neither Chromium nor
-llama-server (it sets up the embedded model itself, in the background, while the steps that need no model run);
+"""The set-up targets as `make -n` plans them (nothing is built): `make demo` needs neither Chromium, the test
+tools nor llama-server (it sets up the embedded model itself, in the background, while the steps that need no model run);
 `make setup` (CI's) builds llama.cpp once for both engines and installs Chromium; the build's cache directory is
 keyed by the compiler options."""
 
@@ -30,6 +30,8 @@ def test_demo_needs_neither_the_browser_nor_llama_server(tmp_path: Path) -> None
     assert "scripts/demo.sh 10 1" in plan
     assert "apt-get" not in plan and "chromium" not in plan
     assert "build_llama.sh" not in plan  # scripts/demo.sh runs `make setup-model` in the background itself
+    assert "install -q --config-settings editable_mode=strict -e .\n" in plan  # sotacheck and its own dependencies
+    assert "'.[dev,ray,tools]'" not in plan  # not the test tools, Ray or the importers' tools
 
 
 def test_setup_builds_llama_cpp_once_for_both_engines_and_installs_the_browser(tmp_path: Path) -> None:
