@@ -53,8 +53,8 @@ step "the embedded model (set up in the background since the start; log: runs/se
 while kill -0 "$setup_pid" 2>/dev/null; do
   for _ in {1..10}; do kill -0 "$setup_pid" 2>/dev/null || break; sleep 1; done
   kill -0 "$setup_pid" 2>/dev/null || break
-  what=$(tail -1 runs/setup-model.log | cut -c1-100)
-  compiled=$(tail -c 4000 "${LLAMA_DIR:-/nonexistent}/build.log" 2>/dev/null | grep -o '\[[0-9]*/[0-9]*\]' | tail -1)
+  what=$(tail -1 runs/setup-model.log | cut -c1-100 || true)
+  compiled=$(tail -c 4000 "${LLAMA_DIR:-/nonexistent}/build.log" 2>/dev/null | grep -o '\[[0-9]*/[0-9]*\]' | tail -1 || true)
   [[ -n $compiled ]] && what="llama.cpp compile step $compiled"
   echo "   setting up the embedded model: $(( $(date +%s) - setup_started )) s (a first build takes about 7 min on 2 idle cores); $what"
 done
