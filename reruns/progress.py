@@ -20,12 +20,12 @@ def progress_bar(name: str, total: int, done: int, enabled: bool) -> Any:
 
 
 class ProgressLines:
-    """tqdm's stand-in when stderr is not a terminal (a CI log, a file): a plain line at least every
-    ``interval`` seconds, when a cell finishes or, while none does (a model call can take half a minute), from a
-    ticker thread. A line says what, how many cells of how many, the calls, the time so far and, once a cell of
+    """tqdm's stand-in when stderr is not a terminal (a CI log, a file): a plain line every ``interval`` seconds
+    (so never more than 10 s apart), when a cell finishes or, while none does (a model call can take half a
+    minute), from a ticker thread. A line says what, how many cells of how many, the calls, the time so far and, once a cell of
     this sitting has finished, the time the whole sitting is expected to take at the pace so far."""
 
-    interval = 10.0
+    interval = 9.0
 
     def __init__(self, name: str, total: int, done: int, stream: TextIO | None = None) -> None:
         self.name, self.total, self.n, self.initial = name, total, done, done
@@ -53,7 +53,7 @@ class ProgressLines:
             self._ticker.join()
 
     def _tick(self) -> None:
-        while not self._closed.wait(self.interval / 5):
+        while not self._closed.wait(self.interval / 10):
             with self._lock:
                 if time.monotonic() - self.last >= self.interval:
                     self._line()

@@ -49,9 +49,9 @@ step "judge HumanEval's canonical solutions (the sandbox at work: every one shou
 $SOTACHECK judge --dataset humaneval --canonical
 
 step "the embedded model (set up in the background since the start; log: runs/setup-model.log)"
-# A line every 10 s while it works: how long so far, and the build's last step ([done/all] compile steps).
+# A line at most 10 s apart while it works: how long so far, and the build's last step ([done/all] compile steps).
 while kill -0 "$setup_pid" 2>/dev/null; do
-  for _ in {1..10}; do kill -0 "$setup_pid" 2>/dev/null || break; sleep 1; done
+  for _ in {1..9}; do kill -0 "$setup_pid" 2>/dev/null || break; sleep 1; done
   kill -0 "$setup_pid" 2>/dev/null || break
   what=$(tail -1 runs/setup-model.log | cut -c1-100 || true)
   compiled=$(tail -c 4000 "${LLAMA_DIR:-/nonexistent}/build.log" 2>/dev/null | grep -o '\[[0-9]*/[0-9]*\]' | tail -1 || true)
