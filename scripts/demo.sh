@@ -49,14 +49,18 @@ step "judge HumanEval's canonical solutions (the sandbox at work: every one shou
 $SOTACHECK judge --dataset humaneval --canonical
 
 step "the embedded model (set up in the background since the start; log: runs/setup-model.log)"
-# A line at most 10 s apart while it works: how long so far, and the build's last step ([done/all] compile steps).
+# A line at most 10 s apart while it works: the time so far, and the build's last step ([done/all] compile steps)
+# with the time the set-up is expected to take at that pace.
 while kill -0 "$setup_pid" 2>/dev/null; do
   for _ in {1..9}; do kill -0 "$setup_pid" 2>/dev/null || break; sleep 1; done
   kill -0 "$setup_pid" 2>/dev/null || break
+  waited=$(( $(date +%s) - setup_started ))
   what=$(tail -1 runs/setup-model.log | cut -c1-100 || true)
   compiled=$(tail -c 4000 "${LLAMA_DIR:-/nonexistent}/build.log" 2>/dev/null | grep -o '\[[0-9]*/[0-9]*\]' | tail -1 || true)
-  [[ -n $compiled ]] && what="llama.cpp compile step $compiled"
-  echo "   setting up the embedded model: $(( $(date +%s) - setup_started )) s (a first build takes about 7 min on 2 idle cores); $what"
+  if [[ $compiled =~ ^\[([0-9]+)/([0-9]+)\]$ ]] && (( BASH_REMATCH[1] > 0 )); then
+    what="llama.cpp compile step $compiled, about $(( waited * BASH_REMATCH[2] / BASH_REMATCH[1] )) s expected at this pace"
+  fi
+  echo "   setting up the embedded model (the first time only): ${waited} s; $what"
 done
 if ! wait "$setup_pid"; then
   tail -20 runs/setup-model.log
