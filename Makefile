@@ -91,7 +91,7 @@ $(VENV)/.model-installed-$(LLAMA_KEY): | $(VENV)/.app-installed
 	touch $@
 
 # llama.cpp's own llama-server (the embedded model's `--engine llama-server`, reruns/model/native_server.py), added
-# to the wheel's CMake tree (a few minutes more: the server's own sources).
+# to the wheel's CMake tree: only libmtmd and the server's own sources are compiled more.
 setup-native: $(NATIVE_SERVER)
 
 $(NATIVE_SERVER): | $(VENV)/.app-installed

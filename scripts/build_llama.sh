@@ -22,6 +22,7 @@ SRC=$DEST/src
 TREE=$DEST/build
 LOG=$DEST/build.log
 
+PATH="$(dirname "$PIP"):$PATH"
 mkdir -p "$DEST"
 exec 9>"$DEST.lock"
 flock 9  # a second `make` waits for the first instead of building beside it
@@ -44,8 +45,12 @@ prepare_source() {
 
 build_wheel() {
   prepare_source
-  # scikit-build-core configures and builds in $TREE (kept: the server is added to it), with the system's
-  # cmake and ninja where they are new enough, else PyPI's in pip's build environment.
+  # scikit-build-core configures and builds in $TREE (kept: the server is added to it later) with the cmake and
+  # ninja it finds on PATH; the tree names them, so they must outlive pip's build environment: the system's,
+  # else PyPI's installed into the venv.
+  if ! command -v cmake >/dev/null || ! command -v ninja >/dev/null; then
+    "$PIP" install -q cmake ninja
+  fi
   rm -rf "$DEST/wheel.new"
   echo "llama.cpp: building llama-cpp-python $LLAMA_VERSION (libggml, libllama)" >>"$LOG"
   CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$PIP" wheel -v --no-deps --no-cache-dir -w "$DEST/wheel.new" \
