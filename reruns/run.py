@@ -200,8 +200,11 @@ async def _execute(run_dir: Path, spec: RunSpec, dataset: Dataset, model: ChatMo
         bar.set_postfix(totals, refresh=False)  # drawn by update() at tqdm's own pace, not once a cell (50 µs)
         bar.update(1)
 
-    calls, sent = await executor.run_cells(CellBatch(run_dir, spec, dataset, model, store, replay, groups), cell_done)
-    bar.close()
+    try:
+        calls, sent = await executor.run_cells(CellBatch(run_dir, spec, dataset, model, store, replay, groups),
+                                               cell_done)
+    finally:
+        bar.close()  # the plain lines' ticker stops with the run, however it ends
     return _finish(run_dir, spec, dataset, store, total, calls, sent, started)
 
 

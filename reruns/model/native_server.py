@@ -2,8 +2,9 @@
 slots for several sequences in flight, with the settings under which llama-cpp-python's server evaluated the
 recorded runs.
 
-``make setup-local`` builds the binary from the source llama-cpp-python vendors (the same llama.cpp, the same
-compiler options); it lies in ``~/.cache/sotacheck/llama-server-VERSION/`` or at ``$SOTACHECK_LLAMA_SERVER``.
+``make setup-local`` builds the binary in the CMake tree of llama-cpp-python's wheel, linked against the very shared
+libraries the wheel ships (scripts/build_llama.sh: one llama.cpp build for both engines); it lies in
+``~/.cache/sotacheck/llama-VERSION-KEY/`` with those libraries, or at ``$SOTACHECK_LLAMA_SERVER``.
 With one slot a request is evaluated alone, from an empty cache, in 512-token batches, without flash attention,
 as llama-cpp-python's server does it, so a reply is a function of its request alone; speculative decoding then
 changes only which rows are evaluated together, and those are set by the request's own prompt and reply.
@@ -92,8 +93,9 @@ def binary() -> Path:
         if not (path.is_file() and os.access(path, os.X_OK)):
             raise SotacheckError(f"$SOTACHECK_LLAMA_SERVER={explicit}: not an executable file")
         return path
-    # the newest build: another recipe's (older options or patches) may still lie beside it
-    built = sorted((Path.home() / ".cache" / "sotacheck").glob("llama-server-*/llama-server"),
+    # the newest build: another recipe's (older options or patches, or the older separate static build,
+    # llama-server-VERSION-KEY/) may still lie beside it
+    built = sorted((Path.home() / ".cache" / "sotacheck").glob("llama-*/llama-server"),
                    key=lambda path: path.stat().st_mtime)
     if built:
         return built[-1]
