@@ -87,7 +87,8 @@ $SOTACHECK analyze "$RUN" --baseline direct
 step "does the live rerun reproduce the recorded one? (the gate, per arm, on the problems both have)"
 for arm in direct cot; do
   set +e
-  $SOTACHECK gate --baseline "$RECORDED_RUN:$arm" --candidate "$RUN:$arm" --min-n "$(( LIMIT < 20 ? LIMIT : 20 ))"
+  $SOTACHECK gate --baseline "$RECORDED_RUN:$arm" --candidate "$RUN:$arm" --candidate-problems-only \
+    --min-n "$(( LIMIT < 20 ? LIMIT : 20 ))"
   echo "gate exit code for $arm: $?"
   set -e
 done
