@@ -59,7 +59,10 @@ _MACHINERY_PREFIXES = ("unittest", "numpy.testing", "pandas.testing", "pandas._t
 # Audit events refused once sealed: each would reach the hook's closure or rewrite a running frame.
 _REFUSED = frozenset(("sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
                       "gc.get_referents", "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata"))
-_REFUSED_SYMBOLS = ("Py", "_Py", "ptrace", "process_vm_")
+# Symbols that would reach the interpreter's state or raw memory behind the hook's back (BigCodeBench's ctypes tasks
+# only load a library by its path).
+_REFUSED_SYMBOLS = ("Py", "_Py", "ptrace", "process_vm_", "mem", "bcopy", "str", "wcs", "open", "read", "pread",
+                    "syscall", "dlsym", "dlopen", "mmap", "mprotect")
 _REFUSED_ATTRIBUTES = frozenset(("__code__",))
 # ctypes's own helpers that read or write raw memory (called through ``ctypes.call_function``).
 _RAW_MEMORY = frozenset(getattr(ctypes, name) for name in ("_memmove_addr", "_memset_addr", "_cast_addr",
