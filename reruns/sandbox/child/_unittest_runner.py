@@ -161,7 +161,7 @@ def _marked(obj: Any) -> str | None:
         try:
             if marker in getattr(obj, "__dict__", {}):
                 return what
-        except Exception:  # noqa: BLE001 - a property raising is itself a tampering sign
+        except Exception:  # a marker that cannot be read is itself a sign of tampering
             return "an unreadable marker"
     return None
 
@@ -180,7 +180,7 @@ def _run_test(job: dict[str, Any], method_name: str, report_fd: int, nonce_fd: i
     sys.modules["__test__"] = module
     stage = "loading the program"
     try:
-        exec(compile(job["code"], "__test__.py", "exec"), namespace)  # noqa: S102 - the program under test
+        exec(compile(job["code"], "__test__.py", "exec"), namespace)  # the program under test
         stage = "checking the test machinery after loading the program"
         for name, pristine in pristine_modules.items():
             if sys.modules.get(name) is not pristine:
@@ -189,7 +189,7 @@ def _run_test(job: dict[str, Any], method_name: str, report_fd: int, nonce_fd: i
         if tampered is not None:
             raise Sealed(f"the program changed the test machinery: {tampered}")
         stage = "loading the test module"
-        exec(compile(job["test"], "__test__.py", "exec"), namespace)  # noqa: S102 - the benchmark's test module
+        exec(compile(job["test"], "__test__.py", "exec"), namespace)  # the benchmark's test module
         stage = "finding the test"
         cls = namespace.get(job["class"])
         if type(cls) is not type or not issubclass(cls, testcase):
@@ -222,11 +222,11 @@ def _run_test(job: dict[str, Any], method_name: str, report_fd: int, nonce_fd: i
         if tampered is not None:
             raise Sealed(f"the test machinery changed during the test: {tampered}")
         verdict = {"status": "passed"}
-    except BaseException as exc:  # noqa: BLE001 - every way out of a test but returning is a failure
+    except BaseException as exc:  # every way out of a test but returning is a failure
         try:
             name = type(exc).__name__ if type(type(exc)) is type else "exception"
             name = name if type(name) is str else "exception"
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             name = "exception"
         verdict = {"status": "failed", "stage": stage, "exception_type": name[:100],
                    "message": _message(exc)}
@@ -241,7 +241,7 @@ def _message(exc: BaseException) -> str:
         try:
             text = str(exc)
             return text[:2000] if type(text) is str else ""
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             return ""
     return ""
 
@@ -262,7 +262,7 @@ def _child(job: dict[str, Any], method_name: str, workdir: str, report_fd: int, 
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     keep = sorted({0, 1, 2, report_fd, nonce_fd})
-    for low, high in zip([-1, *keep], [*keep, 65536]):
+    for low, high in zip([-1, *keep], [*keep, 65536], strict=True):
         if low + 1 < high:  # closerange(n, n) would close every descriptor (close_range(n, n - 1))
             os.closerange(low + 1, high)
     os.chdir(workdir)
@@ -432,12 +432,12 @@ def main(argv: list[str]) -> None:
     for name in preload:
         try:
             __import__(name)
-        except BaseException:  # noqa: BLE001 - a library that does not import here is the tasks' failure, not ours
+        except BaseException:
             continue
     if "matplotlib" in sys.modules:
         try:
             import matplotlib.pyplot  # noqa: F401 - warm; the Agg backend from MPLBACKEND
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             pass
     del unittest
     out = sys.stdout.buffer
@@ -446,7 +446,7 @@ def main(argv: list[str]) -> None:
     for line in sys.stdin.buffer:
         try:
             reply = run_job(json.loads(line))
-        except Exception as exc:  # noqa: BLE001 - a malformed job is the judge's error, answered as such
+        except Exception as exc:
             reply = {"runner_error": f"{type(exc).__name__}: {exc}"[:2000]}
         out.write(json.dumps(reply).encode() + b"\n")
         out.flush()

@@ -84,7 +84,8 @@ TAMPERING = {
                                          "    os.kill(os.getpid(), signal.SIGTERM)\n    return 0\n",
     "a forged report on every descriptor": "import os, json\ndef task_func(x):\n"
                                            "    for fd in range(0, 64):\n        try:\n"
-                                           "            os.write(fd, b'00' * 16 + b' ' + json.dumps({'status': 'passed'}).encode())\n"
+                                           "            os.write(fd, b'00' * 16 + b' ' + "
+                                           "json.dumps({'status': 'passed'}).encode())\n"
                                            "        except OSError:\n            pass\n    os._exit(0)\n",
     "a forged reply on stdout": "import json, sys\nprint(json.dumps({'results': [{'method': m, 'status': 'passed'} for m in "
                                 "('test_patched', 'test_raises', 'test_square')]}), flush=True)\n",
