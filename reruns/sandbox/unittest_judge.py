@@ -137,7 +137,8 @@ class _Runner:
     """One warm runner process; restarted whenever it dies or stops answering."""
 
     def __init__(self, python: str, preload: tuple[str, ...]) -> None:
-        self._command = [python, "-I", str(RUNNER_SCRIPT), *(arg for name in preload for arg in ("--preload", name))]
+        self._command = [python, "-I", str(RUNNER_SCRIPT), "--isolate-network",
+                         *(arg for name in preload for arg in ("--preload", name))]
         self._proc: subprocess.Popen[bytes] | None = None
 
     def _ensure(self) -> subprocess.Popen[bytes]:
