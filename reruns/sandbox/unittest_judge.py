@@ -221,7 +221,7 @@ class UnittestWorkers:
         result = self.run(calibrated_program(problem, completion), problem.hidden_tests[0], limits)
         if result.passed or problem.canonical_solution is None or not _environment_kind(result):
             return result
-        canonical = self._canonical_result(problem, limits)
+        canonical = result if completion == problem.canonical_solution else self._canonical_result(problem, limits)
         shared = [t for t in result.tests if t.status != "passed" and _environment_test(canonical, t.index)]
         if not shared:
             return result

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sotacheck.core.errors import InputError
+from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits, UnittestWorkers, _result, defined_test_methods
 
 TESTS = '''import unittest
@@ -220,3 +221,20 @@ def test_the_network_is_only_loopback(workers):
     started = time.monotonic()
     assert workers.run(probe, tests, _limits()).passed
     assert time.monotonic() - started < 5
+
+
+def _problem(canonical: str) -> Problem:
+    return Problem(id="T/0", dataset="bigcodebench-complete", prompt="def task_func(x):\n", entry_point="task_func",
+                   visible_tests=(), hidden_tests=(TESTS,), source="here", canonical_solution=canonical,
+                   kind="unittest", starter_code="from random import randint\ndef task_func(x):\n")
+
+
+NEEDS_CORPUS = "def task_func(x):\n    raise LookupError('Resource punkt not found')\n"
+
+
+def test_environment_only_where_the_canonical_solution_fails_the_same_way(workers):
+    unjudgeable = workers.judge(_problem(NEEDS_CORPUS), NEEDS_CORPUS)
+    assert unjudgeable.status == "environment" and "canonical solution fails here too" in unjudgeable.message
+    # the same error from a program whose task the environment can judge is the program's failure
+    assert workers.judge(_problem(HONEST), NEEDS_CORPUS).status == "failed"
+    assert workers.judge(_problem(HONEST), HONEST).passed
