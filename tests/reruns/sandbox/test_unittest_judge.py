@@ -214,7 +214,8 @@ def test_the_network_is_only_loopback(workers):
     probe = ("import socket\nsocket.setdefaulttimeout(2)\nserver = socket.socket()\nserver.bind(('127.0.0.1', 0))\n"
              "server.listen()\nclient = socket.create_connection(server.getsockname())\n"
              "try:\n    socket.create_connection(('1.1.1.1', 53))\n    OUT = True\nexcept OSError:\n    OUT = False\n"
-             "def task_func(x):\n    assert not OUT\n    if x < 0:\n        raise ValueError\n    return 16 if x == 0 else x * x\n"
+             "def task_func(x):\n    assert not OUT\n    if x < 0:\n        raise ValueError\n"
+             "    return 16 if x == 0 else x * x\n"
              "randint = None\n")
     tests = TESTS.replace("@patch(__name__ + '.randint', return_value=4)\n    def test_patched(self, mock_randint):",
                           "def test_patched(self):").replace("        mock_randint.assert_called_once()\n", "")
