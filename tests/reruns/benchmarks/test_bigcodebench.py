@@ -88,3 +88,28 @@ def test_bad_libs_and_unknown_split(tmp_path, rows):
         load_bigcodebench(tmp_path)
     with pytest.raises(SotacheckError, match="unknown BigCodeBench split 'hard'"):
         load_bigcodebench(split="hard")  # type: ignore[arg-type]
+
+
+def test_a_judge_report_leaves_environment_out_of_the_rate_and_breaks_down_by_library():
+    from sotacheck.reruns.benchmarks.problem import Dataset
+    from sotacheck.reruns.judging import JudgeReport
+    from sotacheck.reruns.sandbox.result import ExecutionResult
+    from sotacheck.reruns.sandbox.submission import Verdict
+
+    full = load_bigcodebench()
+    problems = full.problems[:3]
+    dataset = Dataset(full.name, problems, full.sources)
+    statuses = ("passed", "failed", "environment")
+    report = JudgeReport(dataset, tuple(Verdict(p.id, dataset.content_hash, ExecutionResult(s))  # type: ignore[arg-type]
+                                        for p, s in zip(problems, statuses, strict=True)), None)
+    assert report.judged == 2 and report.pass_rate == 0.5
+    as_dict = report.as_dict()
+    assert as_dict["judged"] == 2 and as_dict["counts"] == {"environment": 1, "failed": 1, "passed": 1}
+    expected: dict[str, dict[str, int]] = {}
+    for problem, status in zip(problems, statuses, strict=True):
+        for lib in problem.libs:
+            row = expected.setdefault(lib, {"n": 0, "passed": 0, "environment": 0})
+            row["n"] += 1
+            row["passed"] += status == "passed"
+            row["environment"] += status == "environment"
+    assert as_dict["by_library"] == dict(sorted(expected.items()))
