@@ -10,7 +10,7 @@ and nothing one test leaves — figures, files, environment variables, seeds, pa
 
 1. the child puts itself in a session of its own, a fresh working and temporary directory, stdin/stdout/stderr on
    ``/dev/null`` and every other descriptor closed but two pipes: the *report* pipe and the *nonce* pipe;
-2. it installs the **seal** (:func:`_seal`), an audit hook that can never be removed. The hook alone reads the
+2. it installs the **seal** (``_unittest_seal.py``), an audit hook that can never be removed. The hook alone reads the
    nonce (16 random bytes the parent writes after the fork, so they were never in any memory the child copied)
    and alone holds it; it writes the one report, ``nonce + verdict``, only when asked from the runner's own
    frame (:func:`_run_test`'s), never from a frame the program made. It also refuses what would let the program
