@@ -194,10 +194,10 @@ def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str,
         pass
     _kill_children()
     shutil.rmtree(workdir, ignore_errors=True)
-    return _verdict(data, in_time, status, nonce) | {"duration_s": round(duration, 4)}
+    return _verdict(data, in_time, status, nonce, pid) | {"duration_s": round(duration, 4)}
 
 
-def _verdict(data: bytes, in_time: bool, status: int, nonce: bytes) -> dict[str, Any]:
+def _verdict(data: bytes, in_time: bool, status: int, nonce: bytes, pid: int) -> dict[str, Any]:
     """The test's verdict from what this process observed: the report, whether it came in time, the wait status."""
     if not in_time:
         return {"status": "timeout", "message": "the task's time limit ran out during this test"}
@@ -207,7 +207,7 @@ def _verdict(data: bytes, in_time: bool, status: int, nonce: bytes) -> dict[str,
             return {"status": "timeout", "message": f"killed by {name} (CPU time limit)"}
         return {"status": "crashed", "exception_type": name, "message": f"killed by signal {name}"}
     code = os.WEXITSTATUS(status)
-    prefix = nonce.hex().encode() + b" "
+    prefix = nonce.hex().encode() + f" {pid} ".encode()
     if not data.startswith(prefix):
         return {"status": "failed", "exception_type": "NoReport",
                 "message": f"the test process exited with status {code} without the runner's report"}

@@ -84,14 +84,15 @@ def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int) -> None:
         nonce += chunk
     os.close(nonce_fd)
     written = [False]
-    getframe, write, dumps, exit_now = sys._getframe, os.write, json.dumps, os._exit
+    getframe, write, dumps, exit_now, getpid = sys._getframe, os.write, json.dumps, os._exit, os.getpid
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == REPORT_EVENT:
             if written[0] or getframe(1) is not main_frame:
                 raise Sealed("a report may only come from the runner")
             written[0] = True
-            payload = nonce.hex().encode() + b" " + dumps(args[0]).encode()
+            # the writer's pid: a copy the program forked holds the same nonce, but only the runner's own child counts
+            payload = nonce.hex().encode() + f" {getpid()} ".encode() + dumps(args[0]).encode()
             if len(payload) > MAX_REPORT:
                 exit_now(72)
             write(report_fd, payload)

@@ -102,6 +102,10 @@ TAMPERING = {
     "a second audit hook": "import sys\nsys.addaudithook(lambda *a: None)\n",
     "rebinding unittest.case's globals": "import unittest.case\nunittest.case.safe_repr = lambda *a, **k: ''\n"
                                          "unittest.case.AssertionError = type('E', (Exception,), {})\n",
+    "a forked copy that reports while the runner's child exits quietly":
+        "import os\nfrom random import randint\ndef task_func(x):\n    pid = os.fork()\n    if pid == 0:\n"
+        "        if x < 0:\n            raise ValueError\n        return 16 if x == 0 else x * x\n"
+        "    os.waitpid(pid, 0)\n    os._exit(0)\n",
     "a mock's assertion patched on its class": "import unittest.mock\ndef task_func(x):\n"
                                                "    unittest.mock.NonCallableMock.assert_called_once = lambda self: None\n"
                                                "    return 0\n",
