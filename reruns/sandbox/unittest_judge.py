@@ -39,7 +39,8 @@ RUNNER_SCRIPT = Path(__file__).parent / "child" / "_unittest_runner.py"
 PYTHON_VARIABLE = "SOTACHECK_BIGCODEBENCH_PYTHON"
 # Imported once in each warm runner before it forks a test: what most tasks import (BigCodeBench's libs counts).
 PRELOAD = ("numpy", "pandas", "matplotlib", "scipy", "scipy.stats", "sklearn", "seaborn", "requests", "bs4",
-           "pytz", "dateutil", "statsmodels.api")
+           "pytz", "dateutil", "statsmodels.api",
+           "numba.cpython.hashing")  # numba reads the interpreter's hash secret through ctypes when this loads
 # BigCodeBench's own limits (bigcodebench/evaluate.py, eval/utils.py): a task may take
 # max(BIGCODEBENCH_TIMEOUT_PER_TASK (240 s), its canonical solution's time) + 1 s; 30 GB address space, 10 MB stack.
 TASK_TIMEOUT_S = 240.0
@@ -51,7 +52,8 @@ _REPLY_GRACE_S = 30.0
 ENVIRONMENT_ERRORS = frozenset((
     "URLError", "HTTPError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError", "gaierror",
     "timeout", "TimeoutError", "ConnectTimeout", "ReadTimeout", "MaxRetryError", "NewConnectionError", "SSLError",
-    "SMTPServerDisconnected", "SMTPConnectError", "LookupError", "TesseractNotFoundError", "FileNotFoundError",
+    "SMTPServerDisconnected", "SMTPConnectError", "LookupError", "MissingCorpusError", "TesseractNotFoundError",
+    "FileNotFoundError",
     "OSError", "PermissionError", "ModuleNotFoundError", "ImportError", "NoReport"))
 
 

@@ -56,6 +56,7 @@ NONCE_BYTES = _unittest_seal.NONCE_BYTES
 _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
 _LIBC = ctypes.CDLL(None, use_errno=True)
+_MACHINERY: _unittest_seal.Watched | None = None
 # What BigCodeBench's reliability_guard sets for every execution (bigcodebench/eval/utils.py).
 _ENVIRONMENT = {"TZ": "UTC", "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0",
                 "MPLBACKEND": "Agg"}
@@ -155,7 +156,7 @@ def _read_report(fd: int, deadline: float) -> tuple[bytes, bool]:
 
 def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str, Any]:
     """One test method in a fresh child; the verdict is this process's (module docstring)."""
-    workdir = tempfile.mkdtemp(prefix="sotacheck-unittest-")
+    workdir = tempfile.mkdtemp(prefix="sotacheck")  # no "-": a task splits paths on it (BigCodeBench/1127)
     report_r, report_w = os.pipe()
     nonce_r, nonce_w = os.pipe()
     started = time.monotonic()
@@ -227,7 +228,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Every test method of a job, in order, within the task's time limit."""
     job["_modules"] = {name: module for name, module in sys.modules.items()
                        if name == "unittest" or name.startswith("unittest.")}
-    job["_machinery"] = _unittest_seal.machinery()
+    global _MACHINERY
+    if _MACHINERY is None:  # this process never runs a program: its machinery is the same for every job
+        _MACHINERY = _unittest_seal.machinery()
+    job["_machinery"] = _MACHINERY
     deadline = time.monotonic() + float(job["limits"]["task_timeout_s"])
     results = []
     for name in job["methods"]:

@@ -18,10 +18,12 @@ NONCE_BYTES = 16
 MAX_REPORT = 65536
 _MACHINERY_PREFIXES = ("unittest", "numpy.testing", "pandas.testing", "pandas._testing")
 # Audit events refused once sealed: each would reach the hook's closure or rewrite a running frame.
+# (``gc.get_referents`` stays allowed: nothing the program can hold refers to the hook; pandas and others use it.)
 _REFUSED = frozenset(("sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
-                      "gc.get_referents", "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata"))
+                      "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata"))
 # Symbols that would reach the interpreter's state or raw memory behind the hook's back (BigCodeBench's ctypes tasks
 # only load a library by its path).
+_ALLOWED_SYMBOLS = frozenset(("_Py_HashSecret",))  # numba reads it when imported
 _REFUSED_SYMBOLS = ("Py", "_Py", "ptrace", "process_vm_", "mem", "bcopy", "str", "wcs", "open", "read", "pread",
                     "syscall", "dlsym", "dlopen", "mmap", "mprotect")
 _REFUSED_ATTRIBUTES = frozenset(("__code__",))
@@ -34,43 +36,52 @@ class Sealed(RuntimeError):
     """What the seal raises for a refused operation."""
 
 
-def machinery() -> dict[str, tuple[Any, dict[str, Any]]]:
-    """The test machinery: each namespace's live holder (a module or a class) and a copy of its bindings; the
-    modules, every class defined in them, and for a submodule the parent's binding of it (``numpy.testing``)."""
-    spaces: dict[str, tuple[Any, dict[str, Any]]] = {}
+# A namespace watched: its holder (a module or a class), a copy of its bindings, and the names a binding it gains
+# would shadow (a builtin, for a module's globals; an inherited attribute, for a class): a gained name that
+# shadows nothing cannot change code that ran before (``__warningregistry__``, a test's own class attribute).
+Watched = dict[str, tuple[Any, dict[str, Any], frozenset[str]]]
+
+
+def machinery() -> Watched:
+    """The test machinery: ``builtins``, the modules of :data:`_MACHINERY_PREFIXES`, every class defined in them,
+    and for a submodule the parent's binding of it (``numpy.testing``)."""
     builtins_module = sys.modules["builtins"]
-    spaces["builtins"] = (builtins_module, dict(vars(builtins_module)))
+    builtin_names = frozenset(vars(builtins_module))
+    spaces: Watched = {"builtins": (builtins_module, dict(vars(builtins_module)), frozenset())}
     for name, module in list(sys.modules.items()):
         if not isinstance(module, types.ModuleType) or not name.startswith(_MACHINERY_PREFIXES):
             continue
-        spaces[name] = (module, dict(vars(module)))
+        spaces[name] = (module, dict(vars(module)), builtin_names)
         parent_name, _, child = name.rpartition(".")
         parent = sys.modules.get(parent_name)
         if isinstance(parent, types.ModuleType) and vars(parent).get(child) is module:
-            spaces[f"{name} (as {parent_name}.{child})"] = (parent, {child: module})
+            spaces[f"{name} (as {parent_name}.{child})"] = (parent, {child: module}, frozenset())
         for value in list(vars(module).values()):
             if type(value) is type and vars(value).get("__module__") == name:
-                spaces[f"{name}.{value.__qualname__}"] = (value, dict(vars(value)))
+                spaces[f"{name}.{value.__qualname__}"] = (value, dict(vars(value)), frozenset(dir(value)))
     return spaces
 
 
-def _class_bindings(classes: list[type]) -> dict[str, tuple[Any, dict[str, Any]]]:
-    return {f"test class {cls.__qualname__}#{index}": (cls, dict(vars(cls))) for index, cls in enumerate(classes)}
+def _class_bindings(classes: list[type]) -> Watched:
+    return {f"test class {cls.__qualname__}#{index}": (cls, dict(vars(cls)), frozenset(dir(cls)))
+            for index, cls in enumerate(classes)}
 
 
 _MISSING = object()
 
 
-def _changed(watched: dict[str, tuple[Any, dict[str, Any]]]) -> str | None:
-    """The first binding of ``watched`` its holder no longer has, compared by identity only (no ``==``, no
-    hashing of the program's objects; a parent module's entry copies one of its names only)."""
-    for space, (holder, bindings) in watched.items():
+def _changed(watched: Watched) -> str | None:
+    """The first binding of ``watched`` its holder no longer has, or a shadowing one it gained; compared by identity
+    only (no ``==``, no hashing of the program's objects)."""
+    for space, (holder, bindings, shadowable) in watched.items():
         live = vars(holder)
-        if " (as " not in space and len(live) != len(bindings):
-            return f"{space} gained or lost a name"
         for key, value in bindings.items():
             if live.get(key, _MISSING) is not value:
                 return f"{space}.{key} was replaced"
+        if len(live) != len(bindings):
+            for key in list(live):
+                if type(key) is not str or (key not in bindings and key in shadowable):
+                    return f"{space} gained {key if type(key) is str else 'a name'}"
     return None
 
 
@@ -99,7 +110,8 @@ def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int) -> None:
             return
         if event in _REFUSED:
             raise Sealed(f"the judge refuses {event}")
-        if event == "ctypes.dlsym" and len(args) > 1 and type(args[1]) is str and args[1].startswith(_REFUSED_SYMBOLS):
+        if event == "ctypes.dlsym" and len(args) > 1 and type(args[1]) is str and args[1].startswith(_REFUSED_SYMBOLS) \
+                and args[1] not in _ALLOWED_SYMBOLS:
             raise Sealed(f"the judge refuses ctypes access to {args[1]}")
         if event == "ctypes.call_function" and args and type(args[0]) is int and args[0] in _RAW_MEMORY:
             raise Sealed("the judge refuses ctypes's raw memory helpers")
