@@ -215,7 +215,11 @@ class UnittestWorkers:
             reply = runner.request(job, limits.task_timeout_s + _REPLY_GRACE_S)
         finally:
             self._free.put(runner)
-        return _result(reply, methods)
+        try:
+            return _result(reply, methods)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a malformed reply is this task's error
+            return ExecutionResult("error", exception_type="SandboxFailure",
+                                   message=f"the unittest runner's reply was malformed: {type(exc).__name__}")
 
     def judge(self, problem: Problem, completion: str, limits: UnittestLimits | None = None) -> ExecutionResult:
         """A completion of a unittest problem, calibrated as BigCodeBench does; a failure the canonical solution

@@ -243,3 +243,11 @@ def test_environment_only_where_the_canonical_solution_fails_the_same_way(worker
     # the same error from a program whose task the environment can judge is the program's failure
     assert workers.judge(_problem(HONEST), NEEDS_CORPUS).status == "failed"
     assert workers.judge(_problem(HONEST), HONEST).passed
+
+
+def test_a_malformed_runner_reply_is_an_error(workers, monkeypatch):
+    from sotacheck.reruns.sandbox import unittest_judge
+
+    monkeypatch.setattr(unittest_judge._Runner, "request",
+                        lambda self, job, timeout_s: {"results": [{"method": m} for m in job["methods"]]})
+    assert workers.run(HONEST, TESTS, _limits()).status == "error"
