@@ -21,11 +21,17 @@ _MACHINERY_PREFIXES = ("unittest", "numpy.testing", "pandas.testing", "pandas._t
 # (``gc.get_referents`` stays allowed: nothing the program can hold refers to the hook; pandas and others use it.)
 _REFUSED = frozenset(("sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
                       "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata"))
-# Symbols that would reach the interpreter's state or raw memory behind the hook's back (BigCodeBench's ctypes tasks
-# only load a library by its path).
+# Symbols that would reach the interpreter's state or raw memory behind the hook's back: the interpreter's own
+# (a prefix), and libc's memory copies, file reads and raw system calls (exact names: threadpoolctl, which
+# scikit-learn loads, looks up ``openblas_get_num_threads`` and the like). BigCodeBench's ctypes tasks only load a
+# library by its path.
+_REFUSED_PREFIXES = ("Py", "_Py", "ptrace", "process_vm_")
+_REFUSED_SYMBOLS = frozenset((
+    "memcpy", "memmove", "memccpy", "mempcpy", "bcopy", "strcpy", "strncpy", "stpcpy", "stpncpy", "strdup", "strndup",
+    "wmemcpy", "wmemmove", "wcscpy", "wcsncpy", "wcsdup", "open", "open64", "openat", "openat64", "read", "pread",
+    "pread64", "readv", "preadv", "preadv2", "syscall", "dlsym", "dlvsym", "dlopen", "mmap", "mmap64", "mprotect",
+    "fopen", "fopen64", "fread"))
 _ALLOWED_SYMBOLS = frozenset(("_Py_HashSecret",))  # numba reads it when imported
-_REFUSED_SYMBOLS = ("Py", "_Py", "ptrace", "process_vm_", "mem", "bcopy", "str", "wcs", "open", "read", "pread",
-                    "syscall", "dlsym", "dlopen", "mmap", "mprotect")
 _REFUSED_ATTRIBUTES = frozenset(("__code__",))
 # ctypes's own helpers that read or write raw memory (called through ``ctypes.call_function``).
 _RAW_MEMORY = frozenset(getattr(ctypes, name) for name in ("_memmove_addr", "_memset_addr", "_cast_addr",
@@ -110,8 +116,8 @@ def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int) -> None:
             return
         if event in _REFUSED:
             raise Sealed(f"the judge refuses {event}")
-        if event == "ctypes.dlsym" and len(args) > 1 and type(args[1]) is str and args[1].startswith(_REFUSED_SYMBOLS) \
-                and args[1] not in _ALLOWED_SYMBOLS:
+        if event == "ctypes.dlsym" and len(args) > 1 and type(args[1]) is str and args[1] not in _ALLOWED_SYMBOLS \
+                and (args[1] in _REFUSED_SYMBOLS or args[1].startswith(_REFUSED_PREFIXES)):
             raise Sealed(f"the judge refuses ctypes access to {args[1]}")
         if event == "ctypes.call_function" and args and type(args[0]) is int and args[0] in _RAW_MEMORY:
             raise Sealed("the judge refuses ctypes's raw memory helpers")
