@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sotacheck.core import pyast
 from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.sandbox.completion import is_whole_program
@@ -67,7 +68,7 @@ def defined_test_methods(source: str, class_name: str = "TestCases") -> tuple[st
         The source does not parse, or defines no such class, or the class has no test method.
     """
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError as exc:
         raise InputError(f"the test module does not parse: line {exc.lineno}: {exc.msg}") from exc
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
