@@ -27,7 +27,7 @@ BUILD_LLAMA = PIP=$(abspath $(PIP)) LLAMA_VERSION=$(LLAMA_VERSION) LLAMA_CMAKE_A
 	SERVER_CMAKE_ARGS='$(SERVER_CMAKE_ARGS)' PATCHES='$(abspath $(NATIVE_PATCHES))' DEST=$(LLAMA_DIR) \
 	scripts/build_llama.sh
 
-.PHONY: FORCE setup setup-core setup-app setup-model setup-local setup-native setup-browser test test-all check docs bench demo clean
+.PHONY: FORCE setup setup-core setup-app setup-model setup-local setup-native setup-browser setup-bigcodebench test test-all check docs bench demo clean
 
 # Everything, as CI has it (.ci/run; `make test-all` needs all of it): the core, both engines of the embedded model
 # (one llama.cpp build), Ray (in the core's extras) and Chromium.
@@ -98,6 +98,23 @@ $(NATIVE_SERVER): | $(VENV)/.app-installed
 	$(BUILD_LLAMA) server
 
 setup-local: setup-model setup-native
+
+# BigCodeBench's evaluation environment (docs/bigcodebench.md): a virtual environment of its own, never the product's,
+# from PyPI with the library versions of scripts/bigcodebench/requirements.txt (BigCodeBench's pins moved to releases
+# that have wheels for this Python), kept in the cache keyed by that file and the interpreter's version. The judge
+# finds it there (or at $$SOTACHECK_BIGCODEBENCH_PYTHON). About 2.4 GB; some minutes on 2 cores (wheels only).
+BIGCODEBENCH_PYTHON ?= python3
+BIGCODEBENCH_REQUIREMENTS := scripts/bigcodebench/requirements.txt
+BIGCODEBENCH_KEY := $(shell (cat $(BIGCODEBENCH_REQUIREMENTS); $(BIGCODEBENCH_PYTHON) -c 'import sys; print(sys.version)') | sha256sum | cut -c1-12)
+BIGCODEBENCH_ENV := $(HOME)/.cache/sotacheck/bigcodebench-env-$(BIGCODEBENCH_KEY)
+
+setup-bigcodebench: $(BIGCODEBENCH_ENV)/bin/python
+
+$(BIGCODEBENCH_ENV)/bin/python:
+	rm -rf $(BIGCODEBENCH_ENV).build && $(BIGCODEBENCH_PYTHON) -m venv $(BIGCODEBENCH_ENV).build
+	$(BIGCODEBENCH_ENV).build/bin/pip install -q --upgrade pip
+	$(BIGCODEBENCH_ENV).build/bin/pip install -q --prefer-binary -r $(BIGCODEBENCH_REQUIREMENTS)
+	mv $(BIGCODEBENCH_ENV).build $(BIGCODEBENCH_ENV)
 
 # `make test`: everything but the embedded model, the Ray cluster, the browser and the slow re-judging
 # (pytest markers in pyproject.toml); from any clone, on the data bundled with the package and tests/fixtures.

@@ -68,8 +68,27 @@ class JudgeReport:
         return self.counts.get("passed", 0)
 
     @property
+    def judged(self) -> int:
+        """The verdicts the environment could give: all but ``environment`` ones (BigCodeBench's tasks that need the
+        network or a missing resource), which count neither as a pass nor as a failure."""
+        return len(self.verdicts) - self.counts.get("environment", 0)
+
+    @property
     def pass_rate(self) -> float:
-        return self.passed / len(self.verdicts) if self.verdicts else float("nan")
+        return self.passed / self.judged if self.judged else float("nan")
+
+    def by_library(self) -> dict[str, dict[str, int]]:
+        """Per library the dataset's problems name (BigCodeBench's ``libs``): tasks, passed, environment; empty for a
+        dataset without libraries."""
+        problems = self.dataset.by_id()
+        table: dict[str, Counter[str]] = {}
+        for verdict in self.verdicts:
+            for lib in problems[verdict.problem_id].libs:
+                row = table.setdefault(lib, Counter())
+                row["n"] += 1
+                row["passed"] += verdict.passed
+                row["environment"] += verdict.status == "environment"
+        return {lib: {key: row[key] for key in ("n", "passed", "environment")} for lib, row in sorted(table.items())}
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data; on an EvalPlus dataset also ``base`` and ``plus`` (each ``passed`` and
@@ -82,6 +101,9 @@ class JudgeReport:
         report: dict[str, Any] = {"dataset": self.dataset.name, "dataset_hash": self.dataset.content_hash,
                   "sotacheck_version": version(), "n": len(self.verdicts), "passed": self.passed,
                   "pass_rate": self.pass_rate, "counts": self.counts}
+        if any(problem.kind == "unittest" for problem in self.dataset.problems):
+            report["judged"] = self.judged  # pass_rate's denominator: ``environment`` verdicts left out
+            report["by_library"] = self.by_library()
         if any(problem.kind == "program" for problem in self.dataset.problems):
             from sotacheck.reruns.sandbox.stdin_programs import output_rules
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sotacheck.reruns.benchmarks.apps import load_apps
+from sotacheck.reruns.benchmarks.bigcodebench import load_bigcodebench
 from sotacheck.reruns.benchmarks.datadir import DataDir
 from sotacheck.reruns.benchmarks.loaders import (
     docstring_examples,
@@ -34,6 +35,10 @@ def _evalplus(benchmark: str) -> Callable[[DataDir, str | None], Dataset]:
 
 def _mbpp_test(data_dir: DataDir = None) -> Dataset:
     return load_mbpp(data_dir, split="test")
+
+
+def _bigcodebench_instruct(data_dir: DataDir = None) -> Dataset:
+    return load_bigcodebench(data_dir, split="instruct")
 
 
 def _apps_execeval(data_dir: DataDir = None) -> Dataset:
@@ -84,3 +89,12 @@ MBPP_PLUS = Benchmark(
     "mbpp-plus", "MBPP+ from EvalPlus's release file MbppPlus.jsonl.gz (evalplus/mbppplus_release; --data-dir FILE or "
     "benchmarks/mbpp/MbppPlus.jsonl[.gz]); not bundled", "EvalPlus: Apache-2.0; MBPP: CC BY 4.0 (Google Research)",
     _evalplus("mbpp"), reads_hub=True)
+_BIGCODEBENCH = ("BigCodeBench (1,140 tasks, unittest classes over ~70 libraries), bigcode-project/bigcodebench-annotation "
+                 "hf_data/BigCodeBench.jsonl.gz; judged in its own environment (make setup-bigcodebench)")
+_BIGCODEBENCH_LICENCE = "Apache-2.0 (the BigCode project)"
+BIGCODEBENCH_COMPLETE = Benchmark(
+    "bigcodebench-complete", f"{_BIGCODEBENCH}: complete_prompt (signature and docstring, continued by the model)",
+    _BIGCODEBENCH_LICENCE, load_bigcodebench)
+BIGCODEBENCH_INSTRUCT = Benchmark(
+    "bigcodebench-instruct", f"{_BIGCODEBENCH}: instruct_prompt (the task in prose)", _BIGCODEBENCH_LICENCE,
+    _bigcodebench_instruct)

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-ProblemKind = Literal["function", "program"]
+ProblemKind = Literal["function", "program", "unittest"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,11 @@ class Problem:
     ``prompt`` is then the problem statement as the benchmark gives it, ``starter_code`` the function a
     function-call problem names (its arguments come on stdin, one per line) and ``entry_point`` that
     function's name (empty for a plain stdin problem).
+
+    A ``unittest`` problem (BigCodeBench): ``hidden_tests`` holds one test module's source defining a
+    ``unittest.TestCase`` class, judged in the same process as the program (``reruns/sandbox/unittest_judge.py``);
+    ``starter_code`` is the code a completion is calibrated with (the imports and the ``def`` line), ``libs`` the
+    libraries the task is about (for a per-library breakdown); there are no visible tests.
     """
 
     id: str
@@ -54,6 +59,7 @@ class Problem:
     hidden_io: tuple[IOTest, ...] = ()
     starter_code: str = ""
     difficulty: str | None = None
+    libs: tuple[str, ...] = ()
 
     @property
     def content_hash(self) -> str:
@@ -65,6 +71,8 @@ class Problem:
         if self.kind != "function" or self.visible_io or self.hidden_io or self.starter_code:
             fields += [self.kind, [t.as_list() for t in self.visible_io], [t.as_list() for t in self.hidden_io],
                        self.starter_code, self.difficulty]
+        if self.libs:
+            fields.append(list(self.libs))
         payload = json.dumps(fields, ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()
 

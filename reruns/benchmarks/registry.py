@@ -80,6 +80,8 @@ BENCHMARKS: Registry[Benchmark] = Registry("dataset", {
     "apps-execeval": Entry("sotacheck.reruns.benchmarks.catalog:APPS_EXECEVAL", "the same, judged by ExecEval's own rules"),
     "humaneval-plus": Entry("sotacheck.reruns.benchmarks.catalog:HUMANEVAL_PLUS", "HumanEval+ from EvalPlus (not bundled)"),
     "mbpp-plus": Entry("sotacheck.reruns.benchmarks.catalog:MBPP_PLUS", "MBPP+ from EvalPlus (not bundled)"),
+    "bigcodebench-complete": Entry("sotacheck.reruns.benchmarks.catalog:BIGCODEBENCH_COMPLETE", "BigCodeBench, complete"),
+    "bigcodebench-instruct": Entry("sotacheck.reruns.benchmarks.catalog:BIGCODEBENCH_INSTRUCT", "BigCodeBench, instruct"),
 }, check=named(Benchmark, "dataset", "a Benchmark"))
 
 

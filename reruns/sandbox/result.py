@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Status = Literal["passed", "failed", "error", "timeout", "crashed", "memory_exceeded"]
-STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "crashed", "memory_exceeded")
+# ``environment``: the environment cannot judge the task (BigCodeBench: the network, a missing resource), never the
+# program's failure nor a pass (``unittest_judge.py``).
+Status = Literal["passed", "failed", "error", "timeout", "crashed", "memory_exceeded", "environment"]
+STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "timeout", "crashed", "memory_exceeded", "environment")
 # When several tests end differently, the execution's status is the first of these that occurred.
 _SEVERITY: tuple[Status, ...] = ("crashed", "memory_exceeded", "timeout", "error", "failed")
 

@@ -37,6 +37,10 @@ def judge_hidden(pool: SandboxPool, problem: Problem, completion: str,
     """The completion against the hidden tests; the tests see the prompt's own helpers (HumanEval/32's
     ``poly``), run in the trusted process, not the program's versions of them. A program problem's
     completion is the whole program, run on each hidden test up to the first that does not pass."""
+    if problem.kind == "unittest":  # BigCodeBench: its own environment's warm runners (not on the start-up path)
+        from sotacheck.reruns.sandbox.unittest_judge import shared_workers
+
+        return shared_workers(pool.workers).judge(problem, completion)
     if problem.kind == "program":
         # not on a function judge's start-up path
         from sotacheck.reruns.sandbox.stdin_programs import output_rules, run_program_tests

@@ -71,9 +71,12 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
         click.echo(text)
         return
     data, verdicts = result.dataset, result.verdicts
-    click.echo(f"{data.name}: {result.passed}/{len(verdicts)} passed ({100 * result.pass_rate:.1f} %)  "
+    click.echo(f"{data.name}: {result.passed}/{result.judged} passed ({100 * result.pass_rate:.1f} %)  "
                f"dataset sha256:{data.content_hash[:16]}")
     click.echo("  " + "  ".join(f"{status}={count}" for status, count in result.counts.items()))
+    if result.judged != len(verdicts):
+        click.echo(f"  {len(verdicts) - result.judged} of {len(verdicts)} tasks the environment cannot judge (status "
+                   f"environment): neither passes nor failures, left out of the rate")
     if flaky is not None:
         click.echo(f"  judged {repeat} times: {len(flaky)} problems changed verdict"
                    + "".join(f"\n    {problem}: {' '.join(seen)}" for problem, seen in flaky.items()))

@@ -1,0 +1,113 @@
+"""BigCodeBench's canonical solutions judged by sotacheck and by ``bigcodebench`` 0.2.5's own local evaluator, side by
+side in one run on this machine: wall time of each, and the agreement of their verdicts.
+
+sotacheck: ``sotacheck judge --dataset bigcodebench-complete --canonical --workers W --json``. BigCodeBench:
+``bigcodebench.evaluate --split complete --subset full --execution local --parallel W --check_gt_only`` with
+``BIGCODEBENCH_OVERRIDE_PATH`` at the bundled ``BigCodeBench.jsonl.gz`` (its ground-truth pass over the same
+1,140 canonical programs; its per-task verdicts are the times it pickles, ``None`` for a task that failed), with
+a fresh cache (``XDG_CACHE_HOME``) so that nothing is reused. The baseline's interpreter is
+``$SOTACHECK_BIGCODEBENCH_BASELINE`` (default: ``~/.cache/sotacheck/bigcodebench-0.2.5-baseline/bin/python``, a
+virtual environment with ``scripts/bigcodebench/requirements.txt`` and ``bigcodebench==0.2.5``; see
+bench/RESULTS.md for how it was made). The machine's load average is printed before and after.
+
+Usage: ``python bench/bench_bigcodebench.py [--workers 2] [--limit N] [--out DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BUNDLED = REPO / "data" / "benchmarks" / "bigcodebench" / "BigCodeBench.jsonl.gz"
+DEFAULT_BASELINE = Path.home() / ".cache" / "sotacheck" / "bigcodebench-0.2.5-baseline" / "bin" / "python"
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.1f} / {five:.1f} / {fifteen:.1f}"
+
+
+def _tasks(limit: int | None) -> list[dict[str, str]]:
+    with gzip.open(BUNDLED, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle]
+    return rows[:limit] if limit else rows
+
+
+def run_sotacheck(workers: int, out: Path, limit: int | None) -> tuple[float, dict[str, str]]:
+    report = out / "sotacheck.json"
+    what = ["--canonical"]
+    if limit:  # the first tasks' canonical programs as a samples file: judged exactly as --canonical judges them
+        samples = out / "canonical-samples.jsonl"
+        samples.write_text("".join(json.dumps({"task_id": row["task_id"], "solution": row["complete_prompt"]
+                                               + row["canonical_solution"]}) + "\n" for row in _tasks(limit)))
+        what = ["--samples", str(samples)]
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "sotacheck.cli", "judge", "--dataset", "bigcodebench-complete", *what,
+                    "--workers", str(workers), "--json", "--out", str(report)], check=True, stdout=subprocess.DEVNULL)
+    elapsed = time.monotonic() - started
+    results = json.loads(report.read_text())["results"]
+    return elapsed, {r["task_id"]: r["status"] for r in results}
+
+
+def run_bigcodebench(python: Path, workers: int, out: Path, limit: int | None) -> tuple[float, dict[str, str]]:
+    cache = Path(tempfile.mkdtemp(prefix="bcb-cache-", dir=out))
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "BIGCODEBENCH_OVERRIDE_PATH": str(BUNDLED)}
+    script = python.parent / "bigcodebench.evaluate"
+    started = time.monotonic()
+    with (out / "bigcodebench.log").open("w") as log:
+        subprocess.run([str(script), "--split", "complete", "--subset", "full", "--execution", "local",
+                        "--parallel", str(workers), "--check_gt_only", "--samples", "__dummy__.jsonl",
+                        *(["--selective_evaluate", ",".join(row["task_id"] for row in _tasks(limit))] if limit else [])],
+                       check=True, env=env, cwd=out, stdout=log,
+                       stderr=subprocess.STDOUT)
+    elapsed = time.monotonic() - started
+    digest = hashlib.md5(BUNDLED.read_bytes()).hexdigest()
+    with (cache / "bigcodebench" / f"{digest}.pkl").open("rb") as handle:
+        times = pickle.load(handle)
+    return elapsed, {task: ("passed" if seconds is not None else "failed") for task, seconds in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N tasks (default: all 1,140)")
+    args = parser.parse_args()
+    baseline = Path(os.environ.get("SOTACHECK_BIGCODEBENCH_BASELINE", DEFAULT_BASELINE))
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench-bigcodebench-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"cpus {os.cpu_count()}, workers {args.workers}, load before {_load()}")
+    ours_s, ours = run_sotacheck(args.workers, out, args.limit)
+    print(f"sotacheck: {ours_s:.0f} s, passed {sum(s == 'passed' for s in ours.values())}/{len(ours)}, load {_load()}")
+    theirs_s, theirs = run_bigcodebench(baseline, args.workers, out, args.limit)
+    print(f"bigcodebench 0.2.5: {theirs_s:.0f} s, passed {sum(s == 'passed' for s in theirs.values())}/{len(theirs)}, "
+          f"load {_load()}")
+    print(f"speed-up: {theirs_s / ours_s:.2f}x")
+    tasks = sorted(set(ours) | set(theirs), key=lambda t: int(t.rsplit("/", 1)[1]))
+    table = {"both pass": 0, "sotacheck only": 0, "bigcodebench only": 0, "neither": 0}
+    disagreements = []
+    for task in tasks:
+        mine, other = ours.get(task) == "passed", theirs.get(task) == "passed"
+        table[{(True, True): "both pass", (True, False): "sotacheck only", (False, True): "bigcodebench only",
+               (False, False): "neither"}[(mine, other)]] += 1
+        if mine != other:
+            disagreements.append(f"{task}: sotacheck {ours.get(task)}, bigcodebench {theirs.get(task)}")
+    agree = table["both pass"] + table["neither"]
+    print(f"agreement {agree}/{len(tasks)} ({100 * agree / len(tasks):.1f} %): {table}")
+    for line in disagreements:
+        print("  ", line)
+    print(f"outputs in {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,296 @@
+"""The unittest runner: a warm parent that forks one child per test method (standard library only).
+
+Started by the judge (``reruns/sandbox/unittest_judge.py``) with the BigCodeBench environment's interpreter as
+``python -I _unittest_runner.py [--preload MODULE ...]``. It imports the heavy libraries once, then reads jobs
+(one JSON line each: the program, the test module's source, the test methods the *judge* enumerated from that
+source, the task's time limit) and answers one JSON line per job. This parent never runs a line of the program.
+
+**Per test method, a fresh child forked from this parent** (so a test costs its test, not ``import pandas``;
+and nothing one test leaves — figures, files, environment variables, seeds, patched modules — reaches the next):
+
+1. the child puts itself in a session of its own, a fresh working and temporary directory, stdin/stdout/stderr on
+   ``/dev/null`` and every other descriptor closed but two pipes: the *report* pipe and the *nonce* pipe;
+2. it installs the **seal** (``_unittest_seal.py``), an audit hook that can never be removed. The hook alone reads the
+   nonce (16 random bytes the parent writes after the fork, so they were never in any memory the child copied)
+   and alone holds it; it writes the one report, ``nonce + verdict``, only when asked from the runner's own
+   frame (:func:`_run_test`'s), never from a frame the program made. It also refuses what would let the program
+   reach the hook or rewrite a frame: trace and profile functions, further audit hooks, ``gc``'s object walks,
+   ``ctypes`` reads of raw memory and symbols of the interpreter, ``/proc/*/mem``, replacing a function's code;
+3. it runs the program and then the test module in one module ``__test__`` (BigCodeBench's own order and
+   namespace, so ``@patch(__name__ + '.randint')`` works), after putting back the standard ``unittest`` modules
+   in ``sys.modules`` if the program swapped them;
+4. it runs the one test method itself: ``setUp``, the method, ``tearDown``, the cleanups. No ``TestLoader``,
+   ``TestSuite``, ``TestResult`` or ``TestCase.run`` is involved, so patching them changes nothing. A skip, an
+   expected-failure marker, ``SystemExit``, ``KeyboardInterrupt``, any exception: failed;
+5. before and after the method it compares the test machinery (``builtins``, every ``unittest`` module,
+   ``numpy.testing`` and ``pandas.testing``, every class in them and the test's own classes) with what it was
+   in this parent: a changed binding is ``tampered``, failed.
+
+The parent's verdict for the test: ``passed`` only when the report carries the nonce and says passed, *and* the
+child then exited with status 0. Anything else (no report, a wrong nonce, two reports, a signal, an exit of its
+own, the time limit) fails it, with the reason. The judge checks that one verdict came back for every test
+method it asked for. After each test the parent kills every process the child left (it is a child subreaper:
+whatever the program started, even in a new session, ends up its child) and removes the directory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from typing import Any
+
+# ``-I`` leaves the script's folder off the path: the sibling below is found here (the child README's rule)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import _unittest_seal
+
+_MAX_REPORT = _unittest_seal.MAX_REPORT
+NONCE_BYTES = _unittest_seal.NONCE_BYTES
+_PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
+_CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_MACHINERY: _unittest_seal.Watched | None = None
+# What BigCodeBench's reliability_guard sets for every execution (bigcodebench/eval/utils.py).
+_ENVIRONMENT = {"TZ": "UTC", "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0",
+                "MPLBACKEND": "Agg"}
+
+
+def _limit(resource_module: Any, which: int, value: int) -> None:
+    try:
+        resource_module.setrlimit(which, (value, value))
+    except (ValueError, OSError):
+        pass
+
+
+def _child(job: dict[str, Any], method_name: str, workdir: str, report_fd: int, nonce_fd: int) -> None:
+    """Set up the forked child (step 1) and run the test."""
+    import resource
+
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    keep = sorted({0, 1, 2, report_fd, nonce_fd})
+    for low, high in zip([-1, *keep], [*keep, 65536], strict=True):
+        if low + 1 < high:  # closerange(n, n) would close every descriptor (close_range(n, n - 1))
+            os.closerange(low + 1, high)
+    os.chdir(workdir)
+    os.environ["TMPDIR"] = workdir
+    tempfile.tempdir = None
+    _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    limits = job["limits"]
+    _limit(resource, resource.RLIMIT_AS, limits["memory_mb"] * 1024 * 1024)
+    _limit(resource, resource.RLIMIT_DATA, limits["memory_mb"] * 1024 * 1024)
+    _limit(resource, resource.RLIMIT_STACK, limits["stack_mb"] * 1024 * 1024)
+    _limit(resource, resource.RLIMIT_CORE, 0)
+    _limit(resource, resource.RLIMIT_CPU, int(limits["task_timeout_s"]) + 2)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _unittest_seal.run_test(job, method_name, report_fd, nonce_fd)
+
+
+def _kill_children() -> None:
+    """Kill and reap every child of this process (as a subreaper, every process the tests left) until none is
+    left."""
+    me = str(os.getpid())
+    while True:
+        try:
+            os.waitpid(-1, os.WNOHANG)  # reaps one that ended; raises when there is no child at all
+        except ChildProcessError:
+            return
+        found = False
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            entries = []
+        for entry in entries:
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1].decode() == me:
+                found = True
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except OSError:
+                    pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+        if not found:
+            return
+        time.sleep(0.005)
+
+
+def _read_report(fd: int, deadline: float) -> tuple[bytes, bool]:
+    """Everything the child wrote on the report pipe until it closed it, and whether that was in time."""
+    data = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return data, False
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            return data, False
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return data, True
+        data += chunk
+        if len(data) > _MAX_REPORT:
+            return data, True
+
+
+def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str, Any]:
+    """One test method in a fresh child; the verdict is this process's (module docstring)."""
+    workdir = tempfile.mkdtemp(prefix="sotacheck")  # no "-": a task splits paths on it (BigCodeBench/1127)
+    report_r, report_w = os.pipe()
+    nonce_r, nonce_w = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(report_r)
+            os.close(nonce_w)
+            _child(job, method_name, workdir, report_w, nonce_r)
+        finally:
+            os._exit(70)
+    os.close(report_w)
+    os.close(nonce_r)
+    nonce = os.urandom(NONCE_BYTES)
+    try:
+        os.write(nonce_w, nonce)
+    except OSError:
+        pass
+    os.close(nonce_w)
+    data, in_time = _read_report(report_r, deadline)
+    os.close(report_r)
+    if not in_time:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    _, status = os.waitpid(pid, 0)
+    duration = time.monotonic() - started
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    _kill_children()
+    shutil.rmtree(workdir, ignore_errors=True)
+    return _verdict(data, in_time, status, nonce, pid) | {"duration_s": round(duration, 4)}
+
+
+def _verdict(data: bytes, in_time: bool, status: int, nonce: bytes, pid: int) -> dict[str, Any]:
+    """The test's verdict from what this process observed: the report, whether it came in time, the wait status."""
+    if not in_time:
+        return {"status": "timeout", "message": "the task's time limit ran out during this test"}
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        if os.WTERMSIG(status) == signal.SIGXCPU:
+            return {"status": "timeout", "message": f"killed by {name} (CPU time limit)"}
+        return {"status": "crashed", "exception_type": name, "message": f"killed by signal {name}"}
+    code = os.WEXITSTATUS(status)
+    prefix = nonce.hex().encode() + f" {pid} ".encode()
+    if not data.startswith(prefix):
+        return {"status": "failed", "exception_type": "NoReport",
+                "message": f"the test process exited with status {code} without the runner's report"}
+    try:
+        reported = json.loads(data[len(prefix):])
+    except ValueError:
+        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
+    if type(reported) is not dict or reported.get("status") not in ("passed", "failed"):
+        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
+    if code != 0:
+        return {"status": "failed", "exception_type": "NoReport",
+                "message": f"the test process exited with status {code} after its report"}
+    return {key: reported[key] for key in ("status", "stage", "exception_type", "message") if key in reported}
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """Every test method of a job, in order, within the task's time limit."""
+    job["_modules"] = {name: module for name, module in sys.modules.items()
+                       if name == "unittest" or name.startswith("unittest.")}
+    global _MACHINERY
+    if _MACHINERY is None:  # this process never runs a program: its machinery is the same for every job
+        _MACHINERY = _unittest_seal.machinery()
+    job["_machinery"] = _MACHINERY
+    deadline = time.monotonic() + float(job["limits"]["task_timeout_s"])
+    results = []
+    for name in job["methods"]:
+        if time.monotonic() >= deadline:
+            results.append({"method": name, "status": "timeout", "message": "not run: the task's time limit ran out"})
+            continue
+        results.append({"method": name, **run_one(job, name, deadline)})
+    return {"results": results}
+
+
+def isolate_network() -> bool:
+    """Put this process (and every test it forks) in a network namespace of its own, with only a loopback interface
+    (up: some tasks serve and connect on localhost), when the kernel lets it (root): a task that reaches for the
+    network fails at once instead of waiting for its time limit, and no program reaches the machine's network."""
+    if _LIBC.unshare(_CLONE_NEWNET) != 0:
+        return False
+    import fcntl
+    import socket
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as handle:
+        fcntl.ioctl(handle, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", _IFF_UP_LOOPBACK_RUNNING))
+    return True
+
+
+def main(argv: list[str]) -> None:
+    if "--isolate-network" in argv:
+        isolate_network()
+    os.environ.update(_ENVIRONMENT)
+    time.tzset()
+    _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    preload = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--preload"]
+    import unittest
+    import unittest.mock
+
+    unittest.mock.mock_open()  # sets unittest.mock's lazily made globals now, before any snapshot of them
+    for name in preload:
+        try:
+            __import__(name)
+        except BaseException:
+            continue
+    if "matplotlib" in sys.modules:
+        try:
+            import matplotlib.pyplot  # noqa: F401 - warm; the Agg backend from MPLBACKEND
+        except BaseException:
+            pass
+    del unittest
+    out = sys.stdout.buffer
+    out.write(b'{"ready": true}\n')
+    out.flush()
+    for line in sys.stdin.buffer:
+        try:
+            reply = run_job(json.loads(line))
+        except Exception as exc:
+            reply = {"runner_error": f"{type(exc).__name__}: {exc}"[:2000]}
+        out.write(json.dumps(reply).encode() + b"\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,253 @@
+"""The unittest judge (BigCodeBench's) against programs that tamper with the test machinery: every one judged
+failed (or, for one that kills the runner, an error), never passed; the honest program passes. Standard library
+only (the runner under this interpreter, nothing preloaded), so these run in ``make test``."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sotacheck.core.errors import InputError
+from sotacheck.reruns.benchmarks.problem import Problem
+from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits, UnittestWorkers, _result, defined_test_methods
+
+TESTS = '''import unittest
+from unittest.mock import patch
+import random
+
+class TestCases(unittest.TestCase):
+    def setUp(self):
+        self.expected = 9
+
+    def test_square(self):
+        self.assertEqual(task_func(3), self.expected)
+
+    def test_raises(self):
+        with self.assertRaises(ValueError):
+            task_func(-1)
+
+    @patch(__name__ + '.randint', return_value=4)
+    def test_patched(self, mock_randint):
+        self.assertEqual(task_func(0), 16)
+        mock_randint.assert_called_once()
+'''
+HONEST = '''from random import randint
+def task_func(x):
+    if x < 0:
+        raise ValueError("negative")
+    if x == 0:
+        x = randint(1, 10)
+    return x * x
+'''
+WRONG_BODY = '''
+def task_func(x):
+    return 0
+'''
+
+# Each a wrong program (task_func returns 0) that tries to be counted as passing through the test machinery.
+TAMPERING = {
+    "no-op assertions at import": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+                                  "unittest.TestCase.assertRaises = lambda *a, **k: __import__('contextlib').nullcontext()\n",
+    "no-op assertions during the test": "import unittest\ndef task_func(x):\n"
+                                        "    unittest.TestCase.assertEqual = lambda *a, **k: None\n    return 0\n",
+    "a result that drops failures": "import unittest\nunittest.TestResult.addFailure = lambda *a: None\n"
+                                    "unittest.TestResult.addError = lambda *a: None\n"
+                                    "unittest.TestResult.wasSuccessful = lambda self: True\n",
+    "an empty suite": "import unittest\nunittest.TestLoader.loadTestsFromTestCase = lambda self, c: unittest.TestSuite()\n"
+                      "unittest.TestLoader.getTestCaseNames = lambda self, c: []\n",
+    "a no-op TestCase.run": "import unittest\nunittest.TestCase.run = lambda self, result=None: result\n"
+                            "unittest.TestCase.__call__ = lambda self, *a, **k: None\n",
+    "a class-building hook": "import builtins, unittest\n_build = builtins.__build_class__\n"
+                             "def build(func, name, *bases, **kw):\n    cls = _build(func, name, *bases, **kw)\n"
+                             "    if name == 'TestCases':\n        cls = unittest.skip('tampered')(cls)\n    return cls\n"
+                             "builtins.__build_class__ = build\n",
+    "skip raised in the test": "import unittest\ndef task_func(x):\n    raise unittest.SkipTest('no')\n",
+    "skip marker set on the test class during the test": "import sys\ndef task_func(x):\n"
+                            "    cls = sys.modules['__test__'].TestCases\n    cls.__unittest_skip__ = True\n"
+                            "    cls.__unittest_skip_why__ = 'x'\n    return 0\n",
+    "expected-failure marker": "import sys\ndef task_func(x):\n"
+                               "    for f in vars(sys.modules['__test__'].TestCases).values():\n"
+                               "        if callable(f): f.__unittest_expecting_failure__ = True\n    return 0\n",
+    "a fake unittest module": "import sys, types\nfake = types.ModuleType('unittest')\n"
+                              "class TestCase:\n    def __getattr__(self, name): return lambda *a, **k: None\n"
+                              "    def __init__(self, *a): pass\nfake.TestCase = TestCase\nfake.main = lambda: None\n"
+                              "sys.modules['unittest'] = fake\n",
+    "os._exit(0) at import": "import os\nos._exit(0)\n",
+    "os._exit(0) during the test": "import os\ndef task_func(x):\n    os._exit(0)\n",
+    "sys.exit(0) during the test": "import sys\ndef task_func(x):\n    sys.exit(0)\n",
+    "KeyboardInterrupt during the test": "def task_func(x):\n    raise KeyboardInterrupt\n",
+    "SIGKILL to itself at import": "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+    "SIGTERM to itself during the test": "import os, signal\ndef task_func(x):\n"
+                                         "    os.kill(os.getpid(), signal.SIGTERM)\n    return 0\n",
+    "a forged report on every descriptor": "import os, json\ndef task_func(x):\n"
+                                           "    for fd in range(0, 64):\n        try:\n"
+                                           "            os.write(fd, b'00' * 16 + b' ' + "
+                                           "json.dumps({'status': 'passed'}).encode())\n"
+                                           "        except OSError:\n            pass\n    os._exit(0)\n",
+    "a forged reply on stdout": "import json, sys\nprint(json.dumps({'results': [{'method': m, 'status': 'passed'} for m in "
+                                "('test_patched', 'test_raises', 'test_square')]}), flush=True)\n",
+    "the runner's own report event": "import sys\ndef task_func(x):\n"
+                                     "    sys.audit('sotacheck.unittest.report', {'status': 'passed'})\n    return 0\n",
+    "a trace function": "import sys\nsys.settrace(lambda *a: None)\n",
+    "gc walk for the hook": "import gc\nobjs = gc.get_objects()\n",
+    "ctypes raw memory": "import ctypes\nctypes.string_at(id(object()), 8)\n",
+    "ctypes memmove": "import ctypes\nb = ctypes.create_string_buffer(8)\nctypes.memmove(b, id(object()), 8)\n",
+    "interpreter symbols through ctypes": "import ctypes\nctypes.pythonapi.PyFrame_LocalsToFast\n",
+    "/proc/self/mem": "open('/proc/self/mem', 'rb')\n",
+    "code swap of an assertion": "import unittest\nunittest.TestCase.assertEqual.__code__ = (lambda *a, **k: None).__code__\n",
+    "a second audit hook": "import sys\nsys.addaudithook(lambda *a: None)\n",
+    "rebinding unittest.case's globals": "import unittest.case\nunittest.case.safe_repr = lambda *a, **k: ''\n"
+                                         "unittest.case.AssertionError = type('E', (Exception,), {})\n",
+    "a forked copy that reports while the runner's child exits quietly":
+        "import os\nfrom random import randint\ndef task_func(x):\n    pid = os.fork()\n    if pid == 0:\n"
+        "        if x < 0:\n            raise ValueError\n        return 16 if x == 0 else x * x\n"
+        "    os.waitpid(pid, 0)\n    os._exit(0)\n",
+    "a mock's assertion patched on its class": "import unittest.mock\ndef task_func(x):\n"
+                                               "    unittest.mock.NonCallableMock.assert_called_once = lambda self: None\n"
+                                               "    return 0\n",
+}
+
+
+@pytest.fixture(scope="module")
+def workers():
+    with UnittestWorkers(1, python=sys.executable, preload=()) as judge:
+        yield judge
+
+
+def _limits() -> UnittestLimits:
+    return UnittestLimits(task_timeout_s=20)
+
+
+def test_the_honest_program_passes_every_test(workers):
+    result = workers.run(HONEST, TESTS, _limits())
+    assert result.status == "passed", result
+    assert [t.status for t in result.tests] == ["passed"] * 3
+
+
+def test_a_wrong_program_fails(workers):
+    result = workers.run(WRONG_BODY, TESTS, _limits())
+    assert result.status == "failed"
+    assert [t.status for t in result.tests] == ["failed", "failed", "failed"]
+
+
+@pytest.mark.parametrize("label", sorted(TAMPERING))
+def test_tampering_is_never_a_pass(workers, label):
+    program = TAMPERING[label] + ("" if "def task_func" in TAMPERING[label] else WRONG_BODY)
+    result = workers.run(program, TESTS, _limits())
+    assert result.status in ("failed", "crashed", "error"), (label, result)
+    assert len(result.tests) == 3 and all(t.status != "passed" for t in result.tests), (label, result)
+
+
+@pytest.mark.parametrize("label", ["no-op assertions at import", "a fake unittest module", "os._exit(0) at import"])
+def test_tampering_does_not_stop_an_honest_program_from_passing_next(workers, label):
+    workers.run(TAMPERING[label] + WRONG_BODY, TESTS, _limits())
+    assert workers.run(HONEST, TESTS, _limits()).passed
+
+
+def test_a_killed_runner_is_an_error_and_the_next_task_gets_a_fresh_one(workers):
+    killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + WRONG_BODY
+    result = workers.run(killer, TESTS, _limits())
+    assert result.status == "error" and result.exception_type == "SandboxFailure"
+    assert workers.run(HONEST, TESTS, _limits()).passed
+
+
+def test_no_process_outlives_the_judgement(workers, tmp_path):
+    marker = f"sotacheck-orphan-{os.getpid()}-{time.monotonic_ns()}"
+    orphan = (f"import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+              f"        os.execvp('sleep', ['sleep', '300', '{marker}'])\n    os._exit(0)\n") + HONEST
+    assert workers.run(orphan, TESTS, _limits()).passed
+    alive = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if marker.encode() in (entry / "cmdline").read_bytes():
+                alive.append(entry.name)
+        except OSError:
+            continue
+    assert alive == []
+
+
+def test_the_time_limit_covers_the_whole_task(workers):
+    sleeper = "import time\nfrom random import randint\ndef task_func(x):\n    time.sleep(60)\n"
+    started = time.monotonic()
+    result = workers.run(sleeper, TESTS, UnittestLimits(task_timeout_s=1.5))
+    assert time.monotonic() - started < 10
+    assert result.status == "timeout" and all(t.status == "timeout" for t in result.tests)
+
+
+def test_each_test_gets_a_fresh_process(workers):
+    # a program whose state would carry from one test to the next in a shared process
+    stateful = "import os\nCALLS = []\ndef task_func(x):\n    CALLS.append(x)\n    os.environ['LEAK'] = '1'\n" \
+               "    if len(CALLS) > 1 or os.path.exists('left.txt'):\n        return -1\n" \
+               "    open('left.txt', 'w').write('x')\n    if x < 0:\n        raise ValueError\n" \
+               "    return 16 if x == 0 else x * x\n"
+    tests = TESTS.replace("@patch(__name__ + '.randint', return_value=4)\n    def test_patched(self, mock_randint):",
+                          "def test_patched(self):").replace("        mock_randint.assert_called_once()\n", "")
+    result = workers.run(stateful, tests, _limits())
+    assert result.passed, result
+
+
+def test_methods_are_enumerated_from_the_source_as_unittest_would():
+    source = ("import unittest\nclass Base(unittest.TestCase):\n    def test_b(self): pass\n    def helper(self): pass\n"
+              "class TestCases(Base):\n    def test_a(self): pass\n    def testZ(self): pass\n")
+    assert defined_test_methods(source) == ("testZ", "test_a", "test_b")
+    with pytest.raises(InputError, match="no class TestCases"):
+        defined_test_methods("import unittest\n")
+    with pytest.raises(InputError, match="no test method"):
+        defined_test_methods("class TestCases:\n    def helper(self): pass\n")
+    with pytest.raises(InputError, match="does not parse: line 1"):
+        defined_test_methods("class (:\n")
+
+
+def test_a_reply_missing_a_method_is_an_error_never_a_pass():
+    methods = ("test_a", "test_b")
+    short = {"results": [{"method": "test_a", "status": "passed"}]}
+    assert _result(short, methods).status == "error"
+    renamed = {"results": [{"method": "test_a", "status": "passed"}, {"method": "test_c", "status": "passed"}]}
+    assert _result(renamed, methods).status == "error"
+    assert _result(None, methods).status == "error"
+    full = {"results": [{"method": m, "status": "passed"} for m in methods]}
+    assert _result(full, methods).passed
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace of its own needs root")
+def test_the_network_is_only_loopback(workers):
+    probe = ("import socket\nsocket.setdefaulttimeout(2)\nserver = socket.socket()\nserver.bind(('127.0.0.1', 0))\n"
+             "server.listen()\nclient = socket.create_connection(server.getsockname())\n"
+             "try:\n    socket.create_connection(('1.1.1.1', 53))\n    OUT = True\nexcept OSError:\n    OUT = False\n"
+             "def task_func(x):\n    assert not OUT\n    if x < 0:\n        raise ValueError\n"
+             "    return 16 if x == 0 else x * x\n"
+             "randint = None\n")
+    tests = TESTS.replace("@patch(__name__ + '.randint', return_value=4)\n    def test_patched(self, mock_randint):",
+                          "def test_patched(self):").replace("        mock_randint.assert_called_once()\n", "")
+    started = time.monotonic()
+    assert workers.run(probe, tests, _limits()).passed
+    assert time.monotonic() - started < 5
+
+
+def _problem(canonical: str) -> Problem:
+    return Problem(id="T/0", dataset="bigcodebench-complete", prompt="def task_func(x):\n", entry_point="task_func",
+                   visible_tests=(), hidden_tests=(TESTS,), source="here", canonical_solution=canonical,
+                   kind="unittest", starter_code="from random import randint\ndef task_func(x):\n")
+
+
+NEEDS_CORPUS = "def task_func(x):\n    raise LookupError('Resource punkt not found')\n"
+
+
+def test_environment_only_where_the_canonical_solution_fails_the_same_way(workers):
+    unjudgeable = workers.judge(_problem(NEEDS_CORPUS), NEEDS_CORPUS)
+    assert unjudgeable.status == "environment" and "canonical solution fails here too" in unjudgeable.message
+    # the same error from a program whose task the environment can judge is the program's failure
+    assert workers.judge(_problem(HONEST), NEEDS_CORPUS).status == "failed"
+    assert workers.judge(_problem(HONEST), HONEST).passed
+
+
+def test_a_malformed_runner_reply_is_an_error(workers, monkeypatch):
+    from sotacheck.reruns.sandbox import unittest_judge
+
+    monkeypatch.setattr(unittest_judge._Runner, "request",
+                        lambda self, job, timeout_s: {"results": [{"method": m} for m in job["methods"]]})
+    assert workers.run(HONEST, TESTS, _limits()).status == "error"
