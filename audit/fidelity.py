@@ -24,7 +24,6 @@ from sotacheck.core.rundir import Run
 
 TRUNCATION_WARNING_SHARE = 0.01
 CUT_REASON = "length"  # OpenAI's (and llama.cpp's) finish_reason for a reply stopped by max_tokens
-MOST_FREQUENT = 3
 
 
 @dataclass(frozen=True)

@@ -58,11 +58,6 @@ def mapcoder_file_sampling(filename: str) -> dict[str, Any]:
     return {"temperature": temperature, "top_p": None, "max_tokens": None, "pass_at_k": int(match["pass_at_k"])}
 
 
-def mapcoder_arm_name(filename: str) -> str:
-    """The arm a MapCoder-style result file holds (see :func:`mapcoder_file_identity`)."""
-    return mapcoder_file_identity(filename)[1]
-
-
 _MAPCODER_SETTING = re.compile(r"^MapCoder-(?P<k>\d+)-(?P<t>\d+)$")
 
 

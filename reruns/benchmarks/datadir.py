@@ -31,14 +31,6 @@ def bundled_dir() -> Path | None:
     return root if root is not None and root.is_dir() else None
 
 
-def bundled_file(relative: str) -> Path:
-    """A file of the bundled data by its path there (``published/mapcoder/ChatGPT/HumanEval``, ...)."""
-    root = bundled_dir()
-    if root is None or not (root / relative).exists():
-        raise DataFileNotFound(relative, [str(root / relative)] if root is not None else [])
-    return root / relative
-
-
 def candidate_dirs(data_dir: str | os.PathLike[str] | None = None) -> list[Path]:
     """Directories searched for data files, in order, without duplicates."""
     dirs: list[Path] = []

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from sotacheck.reruns.model.registry import ModelTarget
 
 GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-GGUF_SIZE = 491_400_064
 GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 LOCAL_MODEL_ID = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 # Enters the endpoint identity (so the cache key): replies of this server do not depend on earlier requests.

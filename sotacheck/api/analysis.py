@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 TABLE_KINDS = ("pass-rates", "comparisons", "fidelity", "calls-by-problem")
 """The tables :func:`table` makes (``sotacheck table --kind``)."""
-TABLE_FORMATS = ("latex", "markdown", "csv")
 CI_STYLES = ("bracket", "pm")
 
 
