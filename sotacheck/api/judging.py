@@ -132,7 +132,7 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `workers` must be at least 1, got 0
     """
-    from sotacheck.core.rundir import check_replaceable
+    from sotacheck.core.files import check_replaceable
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
     from sotacheck.reruns.samples import DUPLICATES
 

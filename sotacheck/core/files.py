@@ -48,3 +48,16 @@ def staging_directory(target: Path) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     os.chmod(staging, 0o777 & ~umask())
     return staging
+
+
+def check_replaceable(target: Path, overwrite: bool) -> None:
+    """Refuse to replace a run directory (or any non-empty folder, or a file) at ``target`` unless
+    ``overwrite``: call it before long work whose result ``rundir.write_run`` will write there (here, not in
+    ``rundir``, so that the check costs no pandas import: ``sotacheck judge`` calls it at start-up)."""
+    from sotacheck.core.outcomes import OutcomeError  # pandas, on the error path only
+
+    if target.exists() and not target.is_dir():
+        raise OutcomeError(f"{target} exists and is a file, not a run directory")
+    if target.is_dir() and any(target.iterdir()) and not overwrite:
+        raise OutcomeError(f"{target} already exists and is not empty; nothing was written (use --force to "
+                           f"replace it)")

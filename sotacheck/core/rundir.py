@@ -51,7 +51,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sotacheck.core.errors import describe_json_error, describe_validation_error
-from sotacheck.core.files import staging_directory
+from sotacheck.core.files import check_replaceable, staging_directory
 from sotacheck.core.outcomes import OutcomeError, normalise
 from sotacheck.core.provenance import git_revision, versions
 
@@ -266,16 +266,6 @@ def write_run(out: str | Path, outcomes: pd.DataFrame, manifest: Manifest | Mapp
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
-
-
-def check_replaceable(target: Path, overwrite: bool) -> None:
-    """Refuse to replace a run directory (or any non-empty folder, or a file) at ``target`` unless
-    ``overwrite``: call it before long work whose result :func:`write_run` will write there."""
-    if target.exists() and not target.is_dir():
-        raise OutcomeError(f"{target} exists and is a file, not a run directory")
-    if target.is_dir() and any(target.iterdir()) and not overwrite:
-        raise OutcomeError(f"{target} already exists and is not empty; nothing was written (use --force to "
-                           f"replace it)")
 
 
 def export_into(run_dir: Path, outcomes: pd.DataFrame, manifest: Manifest,

