@@ -58,7 +58,8 @@ names = zipfile.ZipFile(sys.argv[1]).namelist()
 data = sorted(n for n in names if n.startswith("sotacheck/data/"))
 for name in data:
     print("  ", name)
-expected = ["SOURCES.md", "LICENSE-MapCoder", "LICENSE-CodeGenerator",
+expected = ["SOURCES.md", "LICENSE-MapCoder", "LICENSE-CodeGenerator", "LICENSE-BigCodeBench",
+            "benchmarks/bigcodebench/BigCodeBench.jsonl.gz",
             "benchmarks/humaneval/HumanEvalWST.jsonl.gz", "benchmarks/humaneval/HumanEvalET.jsonl.gz",
             "benchmarks/mbpp/MBPP.jsonl.gz", "benchmarks/mbpp/mbpp-py.jsonl.gz", "benchmarks/apps/selected150.jsonl.gz",
             "published/mapcoder/ChatGPT/HumanEval/ChatGPT-MapCoder-5-5-Human-Python3-0-1.jsonl.gz",
@@ -105,6 +106,13 @@ step "sotacheck datasets" list_datasets
 
 judge_canonical() {
   local name=$1 code=0
+  if [[ $name == bigcodebench-* ]]; then
+    # BigCodeBench's 1,140 unittest tasks run in the environment `make setup-bigcodebench` builds (not part of the
+    # wheel) and take about 16 minutes on 2 cores: listed above with their count; its judge is tested by
+    # tests/reruns/sandbox/test_unittest_judge*.py
+    echo "   not judged here: needs make setup-bigcodebench's environment and ~16 min (docs/bigcodebench.md)"
+    return 0
+  fi
   "$SOTACHECK" judge --canonical --dataset "$name" > "judge-$name.txt" 2> "judge-$name.err" || code=$?
   if [[ $code == 2 ]] && grep -q "have no canonical solution" "judge-$name.err"; then
     sed 's/^/   /' "judge-$name.err"  # a benchmark shipped without solutions (MapCoder's MBPP): said, not judged
