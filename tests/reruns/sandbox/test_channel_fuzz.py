@@ -21,15 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sotacheck.reruns.sandbox import ExecutionResult, SandboxLimits, execute
-from sotacheck.reruns.sandbox.child._outputs import encode_test
 from sotacheck.reruns.sandbox.slots import SlotLease
+from tests.reruns.sandbox.protocol_programs import GOOD, GOOD_PROGRAM, PROGRAM_TESTS, TESTS
 
 LIMIT_S = 1.0
 LIMITS = SandboxLimits(test_timeout_s=LIMIT_S, problem_timeout_s=10, memory_mb=1024)
-TESTS = ["assert square(3) == 9", "assert square(4) == 16"]
-GOOD = "def square(x):\n    return x * x\n"
-PROGRAM_TESTS = [encode_test("21\n", ["42"])]
-GOOD_PROGRAM = "print(int(input()) * 2)\n"
 FAST_EXAMPLES, SLOW_EXAMPLES = 25, 300
 _LEASE = SlotLease(1)
 SLOT = _LEASE.slots[0]

@@ -19,18 +19,14 @@ from pathlib import Path
 import pytest
 
 from sotacheck.reruns.sandbox import ExecutionResult, SandboxLimits, execute
-from sotacheck.reruns.sandbox.child._outputs import encode_test
 from sotacheck.reruns.sandbox.child._procs import live_processes_of
 from sotacheck.reruns.sandbox.execution import SANDBOX_UID_BASE
 from sotacheck.reruns.sandbox.slots import SlotLease
+from tests.reruns.sandbox.protocol_programs import GOOD, GOOD_PROGRAM, PROGRAM_TESTS, TESTS
 
 IS_ROOT = os.geteuid() == 0
 LIMIT_S = 2.0
 LIMITS = SandboxLimits(test_timeout_s=LIMIT_S, problem_timeout_s=20, memory_mb=1024)
-TESTS = ["assert square(3) == 9", "assert square(4) == 16"]
-GOOD = "def square(x):\n    return x * x\n"
-PROGRAM_TESTS = [encode_test("21\n", ["42"])]
-GOOD_PROGRAM = "print(int(input()) * 2)\n"
 _LEASE = SlotLease(1)
 SLOT = _LEASE.slots[0]
 UID = SANDBOX_UID_BASE + SLOT
