@@ -162,10 +162,10 @@ def _result(reply: dict[str, Any], n_tests: int) -> ExecutionResult:
     if reply["kill_reason"] is not None:
         status: Status = reply["kill_reason"][0]
         message = reply["kill_reason"][1]
+        exc_type = reply["kill_reason"][2] if len(reply["kill_reason"]) > 2 else "Timeout"
         current = reply.get("current_test")
         if current is not None and current >= 0:
-            results.append(TestResult(current, status, None, message))
-        exc_type = reply["kill_reason"][2] if len(reply["kill_reason"]) > 2 else "Timeout"
+            results.append(TestResult(current, status, exc_type, message))
         return ExecutionResult(status, tuple(results), exc_type, message, None, duration, tail)
     if reply["done"]:
         status = combined_status([t.status for t in results], n_tests)

@@ -181,9 +181,10 @@ def test_hostile_stdin_programs(fast_pool) -> None:
     for code in ("import time\ntime.sleep(60)\n", "while True:\n    pass\n"):
         hung = run_program_tests(fast_pool, code, ADD[:2], stop_at_first_failure=False)
         assert [t.status for t in hung.tests] == ["timeout", "timeout"] and hung.duration_s < 10
-    # a fake report written on the channel gains nothing: the verdict is the output's
+    # a fake report written on the channel gains nothing: the trusted side calls it a protocol error, never a pass
     fake = "import json, os\nm = json.dumps(['ran', 0, None, False]).encode()\nos.write(3, len(m).to_bytes(4, 'little') + m)\n"
-    assert run_program_tests(fast_pool, fake, ADD[:1], stop_at_first_failure=True).status == "failed"
+    forged = run_program_tests(fast_pool, fake, ADD[:1], stop_at_first_failure=True)
+    assert (forged.status, forged.tests[0].exception_type) == ("error", "ProtocolError"), forged
     assert run_program_tests(fast_pool, ADDER, ADD, stop_at_first_failure=True).status == "passed"  # judge still fine
 
 
