@@ -90,6 +90,24 @@ class JudgeReport:
                 row["environment"] += verdict.status == "environment"
         return {lib: {key: row[key] for key in ("n", "passed", "environment")} for lib, row in sorted(table.items())}
 
+    @property
+    def output_rules(self) -> str | None:
+        """How a program task's standard output was compared with the expected (``strict`` or ``execeval``,
+        see ``_outputs``); None for a dataset without program tasks."""
+        if not any(problem.kind == "program" for problem in self.dataset.problems):
+            return None
+        from sotacheck.reruns.sandbox.stdin_programs import output_rules
+
+        return output_rules(self.dataset.name)
+
+    @property
+    def execeval_only(self) -> list[str] | None:
+        """The problems passed only by ExecEval's lenient rules, which the strict rules reject; None unless
+        ExecEval's rules compared the outputs."""
+        if self.output_rules != "execeval":
+            return None
+        return [verdict.problem_id for verdict in self.verdicts if verdict.result.execeval_only]
+
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data; on an EvalPlus dataset also ``base`` and ``plus`` (each ``passed`` and
         ``pass_rate``; ``plus`` is the top-level figure again) and per result ``base_passed``/``plus_passed``."""
@@ -104,13 +122,10 @@ class JudgeReport:
         if any(problem.kind == "unittest" for problem in self.dataset.problems):
             report["judged"] = self.judged  # pass_rate's denominator: ``environment`` verdicts left out
             report["by_library"] = self.by_library()
-        if any(problem.kind == "program" for problem in self.dataset.problems):
-            from sotacheck.reruns.sandbox.stdin_programs import output_rules
-
-            report["output_rules"] = output_rules(self.dataset.name)  # how stdout was compared (``_outputs``)
-            if report["output_rules"] == "execeval":  # the passes the strict rules would not give
-                lenient = [verdict.problem_id for verdict in self.verdicts if verdict.result.execeval_only]
-                report["execeval_only"] = {"n": len(lenient), "problems": lenient}
+        if self.output_rules is not None:
+            report["output_rules"] = self.output_rules
+        if self.execeval_only is not None:
+            report["execeval_only"] = {"n": len(self.execeval_only), "problems": self.execeval_only}
         if self.base_verdicts is not None and self.base_passed is not None:
             n = len(self.verdicts)
             report["base"] = {"passed": self.base_passed, "pass_rate": self.base_passed / n if n else float("nan")}

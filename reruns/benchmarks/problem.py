@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -117,8 +118,10 @@ class Dataset:
     problems: tuple[Problem, ...]
     sources: tuple[str, ...]
 
-    @property
+    @functools.cached_property
     def content_hash(self) -> str:
+        """SHA-256 over the problems' hashes, in order; computed once (a report, the judge's jobs and the run
+        directory each name it)."""
         digest = hashlib.sha256()
         for problem in self.problems:
             digest.update(problem.content_hash.encode())

@@ -61,15 +61,16 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
                              force=force) for index in range(repeat)]
     result = reports[0]
     flaky = api.flaky_problems(reports) if repeat > 1 else None
-    report = result.as_dict()
-    if flaky is not None:
-        report["repeat"] = {"n": repeat, "flaky": flaky}
-    text = json.dumps(report, indent=2)
-    if out is not None:
-        write_text(out, text + "\n")
-    if as_json:
-        click.echo(text)
-        return
+    if out is not None or as_json:
+        report = result.as_dict()
+        if flaky is not None:
+            report["repeat"] = {"n": repeat, "flaky": flaky}
+        text = json.dumps(report, indent=2)
+        if out is not None:
+            write_text(out, text + "\n")
+        if as_json:
+            click.echo(text)
+            return
     data, verdicts = result.dataset, result.verdicts
     click.echo(f"{data.name}: {result.passed}/{result.judged} passed ({100 * result.pass_rate:.1f} %)  "
                f"dataset sha256:{data.content_hash[:16]}")
@@ -80,15 +81,15 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     if flaky is not None:
         click.echo(f"  judged {repeat} times: {len(flaky)} problems changed verdict"
                    + "".join(f"\n    {problem}: {' '.join(seen)}" for problem, seen in flaky.items()))
-    rules = report.get("output_rules")
+    rules = result.output_rules
     if rules is not None:
         click.echo(f"  outputs compared by the {rules} rules"
                    + (" (ExecEval's: a NaN matches any number, integers as 129-bit floats)" if rules == "execeval"
                       else " (a NaN matches only a NaN, integers digit for digit)"))
-    lenient = report.get("execeval_only")
+    lenient = result.execeval_only
     if lenient is not None:
-        click.echo(f"  {lenient['n']} passed only by ExecEval's rules (the strict rules reject an output)"
-                   + (": " + " ".join(lenient["problems"]) if lenient["problems"] else ""))
+        click.echo(f"  {len(lenient)} passed only by ExecEval's rules (the strict rules reject an output)"
+                   + (": " + " ".join(lenient) if lenient else ""))
     base = result.base_verdicts
     if base is not None and result.base_passed is not None:  # an EvalPlus dataset: both of its figures
         n = len(verdicts)
