@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from sotacheck.core.errors import InputError, SotacheckError
 from sotacheck.core.registry import Entry, Registry, named
 from sotacheck.reruns.benchmarks.datadir import DataDir
 from sotacheck.reruns.benchmarks.problem import Dataset
+
+OutputRules = Literal["strict", "execeval"]
+Continues = Literal["prompt", "starter_code"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,12 @@ class Benchmark:
     licence : of those files, and of the original benchmark where it differs.
     loader : ``loader(data_dir)``, or ``loader(data_dir, hub_id)`` when ``reads_hub``: the problems.
     reads_hub : whether it can be read from a hub dataset (``--hub-id``) instead of local files.
+    family : the benchmark the authors' released code (MapCoder's, CodeSim's: ``reruns/original``) runs it as
+        (``humaneval``, ``mbpp``, ``apps``); None where their code does not run on it.
+    output_rules : how a program task's standard output is compared with the expected one: ``strict`` (a NaN
+        matches only a NaN, integers digit for digit) or ExecEval's own, ``execeval`` (``child/_outputs.py``).
+    continues : what a completion that continues the prompt (an indented body) is appended to: the
+        ``prompt``, or the ``starter_code`` where the prompt is prose (BigCodeBench's instruct split).
     """
 
     name: str
@@ -37,6 +47,9 @@ class Benchmark:
     licence: str
     loader: Callable[..., Dataset]
     reads_hub: bool = False
+    family: str | None = None
+    output_rules: OutputRules = "strict"
+    continues: Continues = "prompt"
 
     def load(self, data_dir: DataDir = None, hub_id: str | None = None) -> Dataset:
         """The problems, from ``hub_id`` where given (only for a benchmark that ``reads_hub``).
@@ -61,11 +74,15 @@ class Benchmark:
 
 @dataclass(frozen=True)
 class DatasetCard:
-    """A benchmark's provenance as ``sotacheck datasets`` prints it."""
+    """A benchmark's provenance as ``sotacheck datasets`` prints it, and the facts the judge and the authors'
+    code read (:class:`Benchmark`'s ``family``, ``output_rules`` and ``continues``)."""
 
     name: str
     source: str
     licence: str
+    family: str | None = None
+    output_rules: OutputRules = "strict"
+    continues: Continues = "prompt"
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("dataset", {
@@ -107,7 +124,8 @@ def card(name: str) -> DatasetCard:
     if name not in BENCHMARKS:
         return DatasetCard(name, "not recorded", "not recorded")
     benchmark = BENCHMARKS.get(name)
-    return DatasetCard(name, benchmark.source, benchmark.licence)
+    return DatasetCard(name, benchmark.source, benchmark.licence, benchmark.family, benchmark.output_rules,
+                       benchmark.continues)
 
 
 def loadable_sizes(names: Iterable[str], data_dir: DataDir = None) -> dict[str, int]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sotacheck.core.errors import SotacheckError, UsageError
+from sotacheck.reruns.benchmarks.registry import BENCHMARKS, card
 from sotacheck.reruns.context import CellError, PipelineContext
 from sotacheck.reruns.original.checkout import OriginalClass, require_class, source_dir
 from sotacheck.reruns.pipelines.feedback import sample_test_verdicts
@@ -28,13 +29,9 @@ LANGUAGE = "Python3"  # their main.py's default, the language of every published
 _HUMANEVAL = ("datasets.HumanEvalDataset", "HumanDataset")
 _MBPP = ("datasets.MBPPDataset", "MBPPDataset")
 _APPS = ("datasets.APPSDataset", "APPSDataset")
-# sotacheck's dataset → their dataset class (the type their prompting classes test, e.g. CoT's few-shot
-# HumanEval prompt is chosen by ``type(self.data) == HumanDataset``).
-DATASET_CLASSES: dict[str, tuple[str, str]] = {
-    "humaneval": _HUMANEVAL, "humaneval-et": _HUMANEVAL,
-    "mbpp": _MBPP, "mbpp-test": _MBPP, "mbpp-mapcoder": _MBPP, "mbpp-et": _MBPP,
-    "apps": _APPS, "apps-execeval": _APPS,
-}
+# A benchmark's family (its card's ``family``) → their dataset class (the type their prompting classes test,
+# e.g. CoT's few-shot HumanEval prompt is chosen by ``type(self.data) == HumanDataset``).
+DATASET_CLASSES: dict[str, tuple[str, str]] = {"humaneval": _HUMANEVAL, "mbpp": _MBPP, "apps": _APPS}
 # Our statuses as ExecEval's outcomes, for their APPS feedback (``_child.ExecEvalRouter``).
 _EXEC_OUTCOMES = {"passed": "PASSED", "failed": "WRONG_ANSWER", "timeout": "TIME_LIMIT_EXCEEDED",
                   "memory_exceeded": "MEMORY_LIMIT_EXCEEDED", "error": "RUNTIME_ERROR", "crashed": "RUNTIME_ERROR"}
@@ -42,10 +39,13 @@ _LINE_LIMIT = 1 << 26  # one protocol line carries a prompt or a program; 64 MiB
 
 
 def dataset_class(dataset: str) -> tuple[str, str]:
-    """Their dataset class for a sotacheck dataset; another is a one-line error."""
-    if dataset not in DATASET_CLASSES:
-        raise UsageError(f"the authors' code runs on {', '.join(DATASET_CLASSES)} here, not {dataset!r}")
-    return DATASET_CLASSES[dataset]
+    """Their dataset class for a sotacheck dataset, by the family on its card; a dataset their code does not
+    run on is a one-line error."""
+    family = card(dataset).family
+    if family is None:
+        runs_on = ", ".join(name for name in BENCHMARKS if card(name).family is not None)
+        raise UsageError(f"the authors' code runs on {runs_on} here, not {dataset!r}")
+    return DATASET_CLASSES[family]
 
 
 def job_for(ctx: PipelineContext, original: OriginalClass, src: Path, kwargs: dict[str, Any]) -> dict[str, Any]:

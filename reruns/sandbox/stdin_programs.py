@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 from sotacheck.reruns.benchmarks.problem import IOTest
+from sotacheck.reruns.benchmarks.registry import card
 from sotacheck.reruns.sandbox.child._outputs import encode_test
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits, TestResult, combined_status
@@ -67,9 +68,9 @@ def run_program_tests(pool: SandboxPool, code: str, tests: Sequence[IOTest], *,
 
 
 def output_rules(dataset: str) -> str:
-    """The rules a dataset's verdicts compare outputs by: ExecEval's (a NaN matches any number) for
-    ``apps-execeval``, which reproduces MapCoder's verdicts, ``strict`` for every other."""
-    return "execeval" if dataset == "apps-execeval" else "strict"
+    """The rules a dataset's verdicts compare outputs by, from its card: ExecEval's (a NaN matches any number)
+    for ``apps-execeval``, which reproduces MapCoder's verdicts, ``strict`` for every other."""
+    return card(dataset).output_rules
 
 
 __all__ = ["EXECEVAL_LIMITS", "UNJUDGEABLE", "output_rules", "run_program_tests"]

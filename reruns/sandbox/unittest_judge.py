@@ -32,6 +32,7 @@ from typing import Any
 from sotacheck.core import pyast
 from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks.problem import Problem
+from sotacheck.reruns.benchmarks.registry import card
 from sotacheck.reruns.sandbox.completion import is_whole_program
 from sotacheck.reruns.sandbox.result import ExecutionResult, TestResult, combined_status
 from sotacheck.reruns.sandbox.supervisor import default_workers, supervisor_environment
@@ -118,7 +119,7 @@ def calibrated_program(problem: Problem, completion: str) -> str:
     complete split's prompt, or after ``code_prompt`` for the instruct split, whose prompt is prose."""
     if is_whole_program(completion):
         return f"{problem.starter_code}\n    pass\n{completion}\n"
-    head = problem.prompt if problem.dataset == "bigcodebench-complete" else problem.starter_code
+    head = problem.prompt if card(problem.dataset).continues == "prompt" else problem.starter_code
     return f"{head}{completion}\n"
 
 

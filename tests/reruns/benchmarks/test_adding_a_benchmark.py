@@ -78,3 +78,55 @@ def test_a_wrongly_registered_benchmark_is_a_bug(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(BENCHMARKS.entries, "other", Entry("sotacheck.reruns.benchmarks.catalog:HUMANEVAL", "x"))
     with pytest.raises(TypeError, match="must be registered to a Benchmark named 'other'"):
         load_dataset("other")
+
+
+PROGRAM_BENCHMARK = '''
+"""One standard-input problem (print the sum of two numbers), compared by the rules its card names."""
+
+from sotacheck.reruns.benchmarks.problem import Dataset, IOTest, Problem
+from sotacheck.reruns.benchmarks.registry import Benchmark
+
+
+def load(data_dir=None):
+    test = IOTest(input="1.5 2\\n", outputs=("3.5",))
+    problem = Problem(id="Sum/0", dataset="{name}", prompt="Print the sum of two numbers.", entry_point="",
+                      visible_tests=(), hidden_tests=(), source="inline", kind="program", visible_io=(test,),
+                      hidden_io=(test,))
+    return Dataset("{name}", (problem,), ("inline",))
+
+
+BENCHMARK = Benchmark("{name}", "one problem written in a test", "public domain", load, output_rules="{rules}")
+'''
+
+
+@pytest.mark.parametrize("rules", ["strict", "execeval"])
+def test_the_judge_compares_outputs_by_the_rules_on_the_card(
+        rules: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The output rule is a fact of the benchmark, on its card: no module of the judge names a dataset. Under
+    ExecEval's rules a printed NaN matches any number (MapCoder's verdicts), under the strict ones it fails."""
+    name = f"sum-{rules}"
+    (tmp_path / "sum_benchmark.py").write_text(PROGRAM_BENCHMARK.replace("{name}", name).replace("{rules}", rules))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(BENCHMARKS.entries, name, Entry("sum_benchmark:BENCHMARK", "one problem"))
+    try:
+        assert card(name).output_rules == rules
+        samples = tmp_path / "samples.jsonl"
+        samples.write_text('{"task_id": "Sum/0", "completion": "print(float(\\"nan\\"))"}\n')
+        code, out, err = _cli(capsys, "judge", "--samples", str(samples), "--dataset", name, "--workers", "1")
+    finally:
+        sys.modules.pop("sum_benchmark", None)
+    passed = "1/1 passed" if rules == "execeval" else "0/1 passed"
+    assert f"{name}: {passed}" in out and f"outputs compared by the {rules} rules" in out, out + err
+
+
+def test_no_module_of_the_judge_or_the_authors_code_tests_a_dataset_name() -> None:
+    """Benchmark facts live on the card (``Benchmark``): the sandbox and the runner of the authors' code read it
+    and never compare a dataset's name with a string."""
+    import re
+
+    root = Path(__file__).resolve().parents[3]
+    pattern = re.compile(r"""dataset\s*(==|!=|\bin\b|\bnot in\b)\s*[("'{\[]""")
+    found = [f"{path.relative_to(root)}:{number}: {line.strip()}"
+             for folder in ("reruns/sandbox", "reruns/original") for path in sorted((root / folder).rglob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not found, found
