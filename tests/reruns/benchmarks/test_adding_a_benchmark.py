@@ -113,6 +113,7 @@ def test_the_judge_compares_outputs_by_the_rules_on_the_card(
         samples = tmp_path / "samples.jsonl"
         samples.write_text('{"task_id": "Sum/0", "completion": "print(float(\\"nan\\"))"}\n')
         code, out, err = _cli(capsys, "judge", "--samples", str(samples), "--dataset", name, "--workers", "1")
+        assert code == 0, err  # a judge run that judged every sample succeeds, whatever the verdicts
     finally:
         sys.modules.pop("sum_benchmark", None)
     passed = "1/1 passed" if rules == "execeval" else "0/1 passed"
