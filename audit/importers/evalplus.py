@@ -37,7 +37,7 @@ from sotacheck.audit.importers.mapcoder import (
     mapcoder_file_identity,
     mapcoder_file_sampling,
 )
-from sotacheck.audit.importers.sniff import first_document, guess_format
+from sotacheck.audit.importers.sniff import eval_layout, first_document, guess_format
 from sotacheck.core.errors import UsageError, describe_unreadable_json
 from sotacheck.core.outcomes import OutcomeError
 from sotacheck.core.provenance import file_sha256
@@ -117,7 +117,7 @@ def read_eval_results(file: Path) -> tuple[dict[str, Any], list[EvalPlusVerdict]
         elif isinstance(entry, list):
             for repeat, result in enumerate(entry):
                 if not isinstance(result, dict) or "base_status" not in result:
-                    raise OutcomeError(f"{where} sample {repeat}: no `base_status`")
+                    raise OutcomeError(f"{where} sample {repeat}: no `base_status`{guess_format(file, 'evalplus')}")
                 verdicts.append(EvalPlusVerdict(str(task_id), repeat, result["base_status"], result.get("plus_status")))
         else:
             raise OutcomeError(f"{where}: expected a list of results or an object, got {type(entry).__name__}")
@@ -231,7 +231,8 @@ def import_evalplus(path: str | Path, arm: str | None = None, dataset: str | Non
 def _recognises(path: Path) -> bool:
     document = first_document(path)
     return (isinstance(document, dict) and isinstance(document.get("eval"), dict)
-            and not ("task" in document["eval"] and "version" in document))  # that is an Inspect log
+            and not ("task" in document["eval"] and "version" in document)  # that is an Inspect log
+            and eval_layout(document) != "bigcodebench")
 
 
 IMPORTER = FunctionImporter(

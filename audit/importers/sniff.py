@@ -64,6 +64,19 @@ def _first_document(name: str, mtime_ns: int, size: int) -> Any:
     return None
 
 
+def eval_layout(document: Any) -> str | None:
+    """Which tool wrote a result file of the shape ``{"eval": {task: [result, ...]}}``, from its first result:
+    ``bigcodebench`` (a ``status``), ``evalplus`` (EvalPlus 0.2+: ``base_status``), else None."""
+    tasks = document.get("eval") if isinstance(document, dict) else None
+    results = next(iter(tasks.values()), None) if isinstance(tasks, dict) else None
+    result = results[0] if isinstance(results, list) and results else None
+    if not isinstance(result, dict):
+        return None
+    if "base_status" in result:
+        return "evalplus"
+    return "bigcodebench" if "status" in result else None
+
+
 def table_columns(path: Path) -> frozenset[str]:
     """The lower-cased column names of a CSV's header, a JSONL file's first object or a Parquet file's schema."""
     bare = path.name.removesuffix(".gz")
@@ -115,11 +128,11 @@ def sniff(path: Path) -> str | None:
     return _hint(path)
 
 
-def guess_format(path: Path) -> str:
+def guess_format(path: Path, other_than: str | None = None) -> str:
     """`` (it looks like ...)``: the tail of an error message about a file of the wrong kind; empty when the
-    format is not recognised."""
+    format is not recognised, or is ``other_than`` (the kind whose reader is failing: a damaged file of its own)."""
     kind = sniff(path)
-    if kind is None:
+    if kind is None or kind == other_than:
         return ""
     return f" (it looks like {kind!r} input: `sotacheck import {kind} ...`)" if " " not in kind \
         else f" (it looks like {kind})"

@@ -20,8 +20,8 @@ def import_logs(kind: str, *, path: str | Path, out: str | Path, arm: str | None
     Parameters
     ----------
     kind : str
-        One of :data:`sotacheck.audit.importers.IMPORTERS`: mapcoder, humaneval-results, evalplus, lm-eval,
-        inspect, csv, jsonl, parquet, table, swebench.
+        One of :data:`sotacheck.audit.importers.IMPORTERS`: mapcoder, humaneval-results, evalplus, bigcodebench,
+        lm-eval, inspect, csv, jsonl, parquet, table, swebench.
     path : str or Path
         The log file or folder.
     out : str or Path

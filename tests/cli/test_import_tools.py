@@ -1,4 +1,4 @@
-"""``sotacheck import`` for the tools' logs (evalplus, lm-eval, inspect): listed in --help, written as run
+"""``sotacheck import`` for the tools' logs (evalplus, bigcodebench, lm-eval, inspect): listed in --help, written as run
 directories that ``analyze`` reads, and bad input as one line naming the file, with nothing written."""
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ def test_help_lists_every_kind() -> None:
     assert done.returncode == 0
     for kind in kind_names():
         assert f"\n    {kind} " in done.stdout, kind
-    assert {"evalplus", "lm-eval", "inspect"} <= set(kind_names())
+    assert {"evalplus", "bigcodebench", "lm-eval", "inspect"} <= set(kind_names())
 
 
 @pytest.mark.parametrize(("kind", "path", "cells"), [
     ("evalplus", EVALPLUS, 4 * 2 * 164),
+    ("bigcodebench", FIXTURES / "bigcodebench", 20 + 20 + 3 * 20),
     pytest.param("lm-eval", FIXTURES / "lmeval/logs", 5, marks=pytest.mark.slow),  # in-process: importers/test_lmeval_inspect
     pytest.param("inspect", INSPECT_EVAL, 10, marks=pytest.mark.slow),
 ])

@@ -116,7 +116,7 @@ def test_every_builtin_importer_keeps_the_protocol() -> None:
         assert isinstance(importer, Importer) and importer.name == name
         assert importer.reads == IMPORTERS.descriptions()[name]
         assert importer.accepts <= {"arm", "dataset", "samples", "instances"}
-    assert {"csv", "jsonl", "parquet", "table", "swebench", "evalplus", "lm-eval", "inspect"} <= set(kind_names())
+    assert {"csv", "jsonl", "parquet", "table", "swebench", "evalplus", "bigcodebench", "lm-eval", "inspect"} <= set(kind_names())
 
 
 def test_an_unregistered_object_is_a_bug_not_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
