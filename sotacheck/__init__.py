@@ -37,25 +37,44 @@ if TYPE_CHECKING:
         check_leakage,
         claims_schema,
         compare,
+        dataset_card,
         datasets,
+        default_workers,
+        engine_choice,
         flaky_problems,
         gate,
+        gate_settings,
+        import_kinds,
         import_logs,
         judge,
         leaderboard,
         load_run,
+        load_spec,
+        local_server,
         migrate,
+        parse_original_code,
+        pipeline_params,
+        render_comparison,
+        render_gate,
+        render_gate_error,
+        render_leaderboard,
+        render_verdicts,
         report,
         rerun,
         resume,
+        run_spec,
         sweep_spec,
         table,
+        warm_up_sandbox,
     )
 
 # The names of sotacheck.api (tests/api/test_public_api.py checks that the two lists agree).
 __all__ = ["__version__", "analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare",
-           "datasets", "flaky_problems", "gate", "import_logs", "judge", "leaderboard", "load_run", "migrate", "report",
-           "rerun", "resume", "sweep_spec", "table"]
+           "dataset_card", "datasets", "default_workers", "engine_choice", "flaky_problems", "gate", "gate_settings",
+           "import_kinds", "import_logs", "judge", "leaderboard", "load_run", "load_spec", "local_server", "migrate",
+           "parse_original_code", "pipeline_params", "render_comparison", "render_gate", "render_gate_error",
+           "render_leaderboard", "render_verdicts", "report", "rerun", "resume", "run_spec", "sweep_spec", "table",
+           "warm_up_sandbox"]
 
 
 def __getattr__(name: str) -> Any:

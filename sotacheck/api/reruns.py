@@ -1,8 +1,9 @@
-"""The API that runs pipelines: a rerun from a spec, resuming it, and the spec of a sweep."""
+"""The API that runs pipelines: the spec of a rerun (from a file, or from pipelines and fields) or of a sweep,
+a rerun from it, and resuming one."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -188,3 +189,161 @@ def sweep_spec(pipeline: str, *, grid: Sequence[str], fields: dict[str, Any], fi
     constant = dict(parse_assignment(item) for item in fixed)
     return validate_spec({**fields, "pipelines": [{"name": pipeline, "params": {**constant, **s}} for s in settings]},
                          "sweep")
+
+
+def parse_original_code(items: Sequence[str]) -> dict[str, str]:
+    """The checkouts of the authors' code, from ``REPOSITORY=PATH`` items (``--original-code``), for a spec's
+    ``original_code`` field (the ``@original`` pipelines run them).
+
+    Parameters
+    ----------
+    items : sequence of str
+        ``mapcoder=PATH`` (Md-Ashraful-Pramanik/MapCoder) or ``codegenerator=PATH`` (kagnlp/CodeGenerator).
+
+    Returns
+    -------
+    dict of str to str
+        Repository → path; a later item for the same repository wins.
+
+    Raises
+    ------
+    UsageError
+        An item that is not ``REPOSITORY=PATH``.
+
+    Examples
+    --------
+    >>> import sotacheck
+    >>> sotacheck.parse_original_code(["mapcoder=../MapCoder"])
+    {'mapcoder': '../MapCoder'}
+    >>> sotacheck.parse_original_code(["../MapCoder"])
+    Traceback (most recent call last):
+    sotacheck.core.errors.UsageError: --original-code '../MapCoder': expected REPOSITORY=PATH, e.g. mapcoder=../MapCoder
+    """
+    from sotacheck.reruns.original.checkout import parse_original_code as parse
+
+    return parse(tuple(items))
+
+
+def pipeline_params(items: Sequence[str], *, pipelines: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Pipeline parameters from ``PIPELINE.NAME=VALUE`` items (``--param``), each value read as YAML, grouped by
+    pipeline for :func:`run_spec`'s ``params``.
+
+    Parameters
+    ----------
+    items : sequence of str
+        ``codesim.p=3``, ``cot.base=direct``: each naming one of ``pipelines``.
+    pipelines : sequence of str
+        The pipelines of the run.
+
+    Returns
+    -------
+    dict of str to dict
+        Pipeline → its parameters (``3`` an integer, ``direct`` a string).
+
+    Raises
+    ------
+    UsageError
+        An item that is not ``PIPELINE.NAME=VALUE``, or one naming a pipeline not in ``pipelines``.
+
+    Examples
+    --------
+    >>> import sotacheck
+    >>> sotacheck.pipeline_params(["codesim.p=3", "codesim.d=2"], pipelines=["direct", "codesim"])
+    {'codesim': {'p': 3, 'd': 2}}
+    >>> sotacheck.pipeline_params(["cot.x=1"], pipelines=["direct"])
+    Traceback (most recent call last):
+    sotacheck.core.errors.UsageError: --param names pipeline(s) not in --pipelines: cot
+    """
+    from sotacheck.reruns.grid import pipeline_params as parse
+
+    return parse(items, pipelines)
+
+
+def run_spec(pipelines: Sequence[str], *, fields: Mapping[str, Any],
+             params: Mapping[str, Mapping[str, Any]] | None = None, source: str = "run spec") -> RunSpec:
+    """The run spec of a rerun of ``pipelines``, validated: run it with :func:`rerun`.
+
+    Parameters
+    ----------
+    pipelines : sequence of str
+        The pipelines to run, in order (``direct``, ``codesim``, ``mapcoder@original``).
+    fields : mapping
+        The spec's other fields (dataset, model, sampling, repeats, ...).
+    params : mapping of str to mapping, optional
+        Each pipeline's parameters (:func:`pipeline_params`); a pipeline not named keeps its paper defaults.
+    source : str
+        What the fields came from, the first words of a validation error (the CLI: ``command line``).
+
+    Returns
+    -------
+    sotacheck.reruns.run.RunSpec
+        The spec, one pipeline entry per name.
+
+    Raises
+    ------
+    InputError, UsageError
+        A spec that does not validate (the message names the field): an unknown pipeline or dataset, a
+        parameter out of range, engine settings that do not fit.
+
+    Examples
+    --------
+    >>> import sotacheck
+    >>> spec = sotacheck.run_spec(["direct", "codesim"], fields={"dataset": "humaneval"}, params={"codesim": {"p": 3}})
+    >>> [(entry.name, entry.params) for entry in spec.pipelines]
+    [('direct', {}), ('codesim', {'p': 3})]
+    >>> sotacheck.run_spec(["nope"], fields={"dataset": "humaneval"})
+    Traceback (most recent call last):
+    sotacheck.core.errors.UsageError: run spec: unknown pipeline 'nope'; choose one of direct, cot, ...
+    """
+    from sotacheck.reruns.run import validate_spec
+
+    chosen = params or {}
+    return validate_spec({**fields, "pipelines": [{"name": name, "params": chosen.get(name, {})} for name in pipelines]},
+                         source)
+
+
+def load_spec(path: str | Path, *, original_code: Mapping[str, str] | None = None) -> RunSpec:
+    """The run spec of a YAML file, validated; ``original_code`` names (or overrides) its checkouts of the
+    authors' code.
+
+    Parameters
+    ----------
+    path : str or Path
+        The run spec file (docs/reruns.md).
+    original_code : mapping of str to str, optional
+        Repository → checkout path (:func:`parse_original_code`), over the file's ``original_code``.
+
+    Returns
+    -------
+    sotacheck.reruns.run.RunSpec
+        The spec; run it with :func:`rerun`.
+
+    Raises
+    ------
+    InputError
+        A file that cannot be read, or a spec that does not validate (the message names the file and the
+        field).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import sotacheck
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = Path(folder.name) / "spec.yaml"
+    >>> _ = path.write_text("dataset: humaneval\\npipelines:\\n  - name: direct\\n")
+    >>> spec = sotacheck.load_spec(path)
+    >>> spec.dataset, [entry.name for entry in spec.pipelines]
+    ('humaneval', ['direct'])
+    >>> sotacheck.load_spec(Path(folder.name) / "none.yaml")
+    Traceback (most recent call last):
+    sotacheck.core.errors.InputError: .../none.yaml: cannot read the run spec ([Errno 2] No such file or directory: ...)
+    >>> folder.cleanup()
+    """
+    from sotacheck.reruns.run import load_spec as read
+    from sotacheck.reruns.run import validate_spec
+
+    spec = read(Path(path))
+    if not original_code:
+        return spec
+    return validate_spec({**spec.model_dump(), "original_code": {**spec.original_code, **original_code}}, str(path))

@@ -20,8 +20,8 @@ def import_logs(kind: str, *, path: str | Path, out: str | Path, arm: str | None
     Parameters
     ----------
     kind : str
-        One of :data:`sotacheck.audit.importers.IMPORTERS`: mapcoder, humaneval-results, evalplus, bigcodebench,
-        lm-eval, inspect, csv, jsonl, parquet, table, swebench.
+        One of :func:`import_kinds`: mapcoder, humaneval-results, evalplus, bigcodebench, lm-eval, inspect, csv,
+        jsonl, parquet, table, swebench.
     path : str or Path
         The log file or folder.
     out : str or Path
@@ -69,6 +69,32 @@ def import_logs(kind: str, *, path: str | Path, out: str | Path, arm: str | None
     frame, fields = run_importer(kind, path, arm=arm, dataset=dataset, samples=samples, instances=instances)
     written = write_run(target, frame, manifest_of(fields, name=target.name), overwrite=force)
     return load_run(written), list(fields.get("repairs", []))
+
+
+def import_kinds() -> dict[str, str]:
+    """Every kind of log :func:`import_logs` reads, with what it reads, in registration order (an importer
+    registered after start-up included); no importer is imported.
+
+    Returns
+    -------
+    dict of str to str
+        Kind → a line on the files it reads (``sotacheck import --help`` lists them).
+
+    Raises
+    ------
+    Nothing
+        The kinds are listed from the registry alone.
+
+    Examples
+    --------
+    >>> import sotacheck
+    >>> kinds = sotacheck.import_kinds()
+    >>> list(kinds)[:3], kinds["mapcoder"]
+    (['mapcoder', 'humaneval-results', 'evalplus'], 'MapCoder/CodeSim results (.jsonl[.gz], or a folder)')
+    """
+    from sotacheck.audit.importers import IMPORTERS
+
+    return dict(IMPORTERS.descriptions())
 
 
 def migrate(run_dir: str | Path) -> Run:

@@ -13,7 +13,7 @@ from sotacheck import api
 from sotacheck.cli.options import PATH, as_flags, baseline_option, compare_option, json_default, write_text
 
 if TYPE_CHECKING:
-    from sotacheck.audit.analysis import Comparison
+    from sotacheck.api.analysis import Comparison
 
 
 @click.command()

@@ -29,14 +29,12 @@ def claims(files: tuple[Path, ...], runs: tuple[Path, ...], as_json: bool, schem
     if schema:
         click.echo(json.dumps(api.claims_schema(), indent=2))
         return
-    from sotacheck.reports.claims_text import render_verdicts
-
     _no_run_among(files, runs)
     verdicts = api.audit_claims(files, runs=runs, data_dir=data_dir)
     if as_json:
         click.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, default=json_default))
         return
-    click.echo(render_verdicts(verdicts))
+    click.echo(api.render_verdicts(verdicts))
 
 
 def _no_run_among(files: tuple[Path, ...], runs: tuple[Path, ...]) -> None:

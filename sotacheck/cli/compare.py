@@ -50,6 +50,4 @@ def compare(a: float, b: float, n: int, runs: int | None, sd: float | None, se: 
     if as_json:
         click.echo(json.dumps(verdict.as_dict(), indent=2, default=json_default))
         return
-    from sotacheck.reports.claims_text import render_comparison
-
-    click.echo(render_comparison(verdict))
+    click.echo(api.render_comparison(verdict))

@@ -18,14 +18,12 @@ from sotacheck.core.errors import UsageError
                    "dataset ID; a bare ID is MBPP-ET's (both readings); repeatable.")
 def datasets(data_dir: Path | None, hub_ids: tuple[str, ...]) -> None:
     """List the benchmarks with their problem counts, content hashes, sources and licences."""
-    from sotacheck.reruns.benchmarks.registry import card
-
     for name, dataset in api.datasets(data_dir, hub_id=_hub_ids(hub_ids)):
         if isinstance(dataset, str):
             click.echo(f"{name:15s} unavailable: {dataset}")
         else:
             click.echo(f"{name:15s} {len(dataset):5d} problems  sha256:{dataset.content_hash}")
-        about = card(name)
+        about = api.dataset_card(name)
         click.echo(f"{'':15s} source: {about.source}")
         click.echo(f"{'':15s} licence: {about.licence}")
 

@@ -47,18 +47,15 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
     standard error. Every problem of the baseline is compared: a candidate without a result for one is exit 2
     (or, with --missing-as-failure, that problem is a failure; with --candidate-problems-only, the gate is of
     the slice the candidate ran, and says so)."""
-    from sotacheck.audit.gate import GateSettings
     from sotacheck.core.errors import SotacheckError
-    from sotacheck.reports.gate import explanation, junit_error_xml, junit_xml, markdown_error
-    from sotacheck.reports.gate import markdown as render_markdown
 
     try:
         with as_flags(alpha="--alpha", max_drop="--max-drop", min_n="--min-n", mode="--mode",
                       max_error_rate="--max-error-rate", dataset="--dataset", missing_as_failure="--missing-as-failure",
                       candidate_problems_only="--candidate-problems-only"):
-            settings = GateSettings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n, mode=mode,  # type: ignore[arg-type]
-                                    max_error_rate=max_error_rate, missing_as_failure=missing_as_failure,
-                                    candidate_problems_only=candidate_problems_only)
+            settings = api.gate_settings(alpha=alpha, max_drop=_max_drop_fraction(max_drop), min_n=min_n, mode=mode,
+                                         max_error_rate=max_error_rate, missing_as_failure=missing_as_failure,
+                                         candidate_problems_only=candidate_problems_only)
             base_path, base_arm = _run_and_arm(baseline)
             cand_path, cand_arm = _run_and_arm(candidate)
             result = api.gate(base_path, candidate=cand_path, baseline_arm=base_arm, candidate_arm=cand_arm,
@@ -66,17 +63,17 @@ def gate_command(baseline: str, candidate: str, dataset: str | None, alpha: floa
     except SotacheckError as exc:
         reason = " ".join(str(exc).split())
         if junit is not None:
-            write_text(junit, junit_error_xml(reason))
+            write_text(junit, api.render_gate_error(reason, format="junit"))
         if markdown is not None:
-            write_text(markdown, markdown_error(reason))
+            write_text(markdown, api.render_gate_error(reason, format="markdown"))
         click.echo(f"sotacheck gate: UNUSABLE INPUT (exit 2): {reason}. The gate exits 2 rather than 0 or 1 so "
                    "that CI does not mistake input it cannot judge for a pass or a regression.", err=True)
         raise click.exceptions.Exit(2) from None
     if junit is not None:
-        write_text(junit, junit_xml(result))
+        write_text(junit, api.render_gate(result, format="junit"))
     if markdown is not None:
-        write_text(markdown, render_markdown(result))
-    click.echo(explanation(result))
+        write_text(markdown, api.render_gate(result, format="markdown"))
+    click.echo(api.render_gate(result))
     raise click.exceptions.Exit(result.exit_code)
 
 

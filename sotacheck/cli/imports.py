@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.audit.importers import IMPORTERS
 from sotacheck.cli.options import PATH, as_flags
 
 _HELP = """Import another tool's per-problem logs as a run directory that every other command reads like a
@@ -24,7 +23,7 @@ class _ImportCommand(click.Command):
     """Lists the kinds registered when help is shown (an importer registered after start-up included)."""
 
     def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        kinds = "\n".join(f"  {name:<18} {reads}" for name, reads in IMPORTERS.descriptions().items())
+        kinds = "\n".join(f"  {name:<18} {reads}" for name, reads in api.import_kinds().items())
         self.help = _HELP.format(kinds=kinds)
         super().format_help_text(ctx, formatter)
 

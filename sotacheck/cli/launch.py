@@ -34,7 +34,7 @@ def judge_workers(argv: list[str]) -> int | None:
         return None
     text = options.get("--workers")
     if text is None:
-        from sotacheck.reruns.sandbox.supervisor import default_workers
+        from sotacheck.api.sandbox import default_workers
 
         return default_workers()
     return int(text) if text.isdigit() and int(text) > 0 else None
@@ -61,10 +61,10 @@ def _exit_without_teardown(code: str | int | None) -> NoReturn:
 def main() -> None:
     workers = judge_workers(sys.argv[1:])
     if workers is not None:
-        from sotacheck.reruns.sandbox.supervisor import warm_up
+        from sotacheck.api.sandbox import warm_up_sandbox
 
         try:
-            warm_up(workers, isolate_network=True)  # SandboxLimits' default, which the judge command uses
+            warm_up_sandbox(workers, isolate_network=True)  # SandboxLimits' default, which the judge command uses
         except RuntimeError:
             pass  # no free slots: the CLI's own pool reports it
     from sotacheck.cli.main import main as cli_main

@@ -51,18 +51,10 @@ def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, again
                                 canonical=canonical, weak_tests=weak_tests, data_dir=data_dir)
     if as_json:
         text = json.dumps(board.to_json(), indent=2) + "\n"
-    elif fmt is not None:
-        from sotacheck.reports.leaderboard_tables import render_leaderboard_table
-
-        text = render_leaderboard_table(board, fmt, pairs=show_pairs)
     else:
-        from sotacheck.reports.leaderboard_text import render_text
-
-        text = render_text(board, pairs=show_pairs)
+        text = api.render_leaderboard(board, format=fmt or "text", pairs=show_pairs)
     if html is not None:
-        from sotacheck.reports.leaderboard_html import render_leaderboard_html
-
-        render_leaderboard_html(board, html)
+        write_text(html, api.render_leaderboard(board, format="html"))
     if output is None:
         click.echo(text, nl=False)
     else:

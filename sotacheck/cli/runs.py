@@ -63,12 +63,6 @@ original_code_option = click.option(
          "codegenerator=PATH (kagnlp/CodeGenerator, CodeSim); repeatable.")
 
 
-def _original_code(items: tuple[str, ...]) -> dict[str, str]:
-    from sotacheck.reruns.original.checkout import parse_original_code
-
-    return parse_original_code(items)
-
-
 def model_options(function: F) -> F:
     """The model and sampling options ``rerun`` and ``sweep`` share, in this order."""
     for option in reversed(_MODEL_OPTIONS):
@@ -89,10 +83,8 @@ def _spec_fields(model: str, model_name: str | None, repeats: int, limit: int | 
                  temperature: float | None, top_p: float | None, max_tokens: str | None, concurrency: int,
                  prefix_reuse: int | None, data_dir: Path | None, hub_id: str | None, *, engine: str, slots: int,
                  speculative: str, **more: Any) -> dict[str, Any]:
-    from sotacheck.reruns.model.native_server import resolve
-    from sotacheck.reruns.model.registry import EMBEDDED_SCHEMES, scheme_of
-
-    choice = resolve(engine, speculative, slots, prefix_reuse, embedded=scheme_of(model) in EMBEDDED_SCHEMES)
+    choice = api.engine_choice(model, engine=engine, speculative=speculative, slots=slots, prefix_reuse=prefix_reuse,
+                               check=False)  # the spec checks them, naming where they came from
     if choice.line:
         click.echo(choice.line, err=True)
     return {"model": model, "model_name": model_name, "repeats": repeats, "limit": limit, "seed": seed,
@@ -124,27 +116,19 @@ def rerun(out: Path, dataset: str | None, pipelines: str | None, param: tuple[st
           speculative: str, request_timeout: float, max_tries: int, spec: Path | None, original_code: tuple[str, ...],
           data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None, reuse: tuple[Path, ...]) -> None:
     """Re-execute pipelines on a benchmark under one harness and one seed schedule."""
-    from sotacheck.reruns.grid import pipeline_params
-    from sotacheck.reruns.run import RunSpec, load_spec, validate_spec
-
-    run_spec: RunSpec
-    checkouts = _original_code(original_code)
-    if spec is not None:
-        run_spec = load_spec(spec)
-        if checkouts:  # the command line names (or overrides) the checkouts of a spec file
-            run_spec = validate_spec({**run_spec.model_dump(), "original_code": {**run_spec.original_code, **checkouts}},
-                                     str(spec))
+    checkouts = api.parse_original_code(original_code)
+    if spec is not None:  # the command line names (or overrides) the checkouts of a spec file
+        run_spec = api.load_spec(spec, original_code=checkouts)
     else:
         if dataset is None or pipelines is None:
             raise UsageError("give --dataset and --pipelines, or --spec FILE")
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
-        params = pipeline_params(param, names)
+        params = api.pipeline_params(param, pipelines=names)
         fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
                               prefix_reuse, data_dir, hub_id, dataset=dataset, engine=engine, slots=slots,
                               speculative=speculative, request_timeout_s=request_timeout,
-                              max_tries=max_tries, original_code=checkouts,
-                              pipelines=[{"name": n, "params": params.get(n, {})} for n in names])
-        run_spec = validate_spec(fields, "command line")
+                              max_tries=max_tries, original_code=checkouts)
+        run_spec = api.run_spec(names, fields=fields, params=params, source="command line")
     with as_flags(reuse="--reuse", executor="--executor"):
         summary = api.rerun(run_spec, out=out, executor=executor, ray_address=ray_address, reuse=reuse)
     _print_summary(out, summary)
@@ -175,7 +159,7 @@ def sweep(pipeline: str, grid: tuple[str, ...], out: Path, dataset: str, fixed: 
     (same seeds, same messages) share them through the response cache."""
     fields = _spec_fields(model, model_name, repeats, limit, seed, temperature, top_p, max_tokens, concurrency,
                           prefix_reuse, data_dir, hub_id, dataset=dataset, engine=engine, slots=slots,
-                          speculative=speculative, original_code=_original_code(original_code))
+                          speculative=speculative, original_code=api.parse_original_code(original_code))
     with as_flags(allow_large="--yes", reuse="--reuse", executor="--executor"):
         run_spec = api.sweep_spec(pipeline, grid=grid, fields=fields, fixed=fixed, allow_large=yes)
         summary = api.rerun(run_spec, out=out, executor=executor, ray_address=ray_address, reuse=reuse)

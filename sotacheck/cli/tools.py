@@ -9,7 +9,7 @@ import click
 
 from sotacheck import api
 from sotacheck.cli.options import PATH, prefix_reuse_option
-from sotacheck.core.errors import InputError, UsageError
+from sotacheck.core.errors import InputError
 
 
 @click.command()
@@ -42,22 +42,10 @@ def serve(port: int, gguf: Path | None, engine: str, slots: int, speculative: st
 
     The engine and its modes are ``rerun``'s (the same options). llama-server's aligned prefix reuse is probed
     first, on a server started for the probe alone, and dropped where it is not exact here."""
-    from sotacheck.reruns.model.local import LOCAL_MODEL_ID, LocalServer, assemble_gguf
-    from sotacheck.reruns.model.native_server import misfit, resolve, server_settings
-
-    choice = resolve(engine, speculative, slots, prefix_reuse, embedded=True)
-    wrong = misfit(choice.engine, slots, choice.speculative, choice.prefix_reuse, embedded=True, model="local")
-    if wrong:
-        raise UsageError(wrong)
+    choice = api.engine_choice("local", engine=engine, speculative=speculative, slots=slots, prefix_reuse=prefix_reuse)
     click.echo(choice.line, err=True)
-    prefix_reuse, native = server_settings(choice.engine, slots, choice.speculative, choice.prefix_reuse)
-    path = gguf or assemble_gguf()
-    server = LocalServer(path, port=port, model_alias=LOCAL_MODEL_ID if gguf is None else path.stem,
-                         prefix_reuse=prefix_reuse, native=native)
-    if native is not None and native.prefix_reuse:
-        with server:  # the probe; where it fails, the server falls back to fresh evaluation and says so
-            pass
-        if server.probe_result is not None and server.probe_result.exact:
-            click.echo(f"aligned prefix reuse is exact here: {server.probe_result.detail}", err=True)
+    server = api.local_server(choice, gguf=gguf, port=port, slots=slots, probe=True)
+    if server.probe_result is not None and server.probe_result.exact:
+        click.echo(f"aligned prefix reuse is exact here: {server.probe_result.detail}", err=True)
     command = server.command()
     os.execve(command[0], command, server.environment())

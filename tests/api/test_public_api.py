@@ -3,6 +3,7 @@ the CLI prints."""
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 from pathlib import Path
 
@@ -31,3 +32,14 @@ def test_the_public_api_matches_the_cli_on_a_recorded_run() -> None:
 def test_the_package_exports_the_whole_api() -> None:
     assert set(sotacheck.__all__) - {"__version__"} == set(sotacheck.api.__all__)
     assert all(getattr(sotacheck, name) is getattr(sotacheck.api, name) for name in sotacheck.api.__all__)
+
+
+def test_gate_settings_defaults_are_the_gates_own() -> None:
+    """`sotacheck.gate_settings` spells out GateSettings' fields for a Python user: its defaults must stay the
+    gate's (the CLI's defaults are its own options)."""
+    from dataclasses import fields
+
+    from sotacheck.audit.gate import GateSettings
+
+    assert sotacheck.gate_settings() == GateSettings()
+    assert [f.name for f in fields(GateSettings)] == list(inspect.signature(sotacheck.gate_settings).parameters)
