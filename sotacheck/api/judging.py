@@ -71,7 +71,8 @@ def dataset_card(name: str) -> DatasetCard:
     Returns
     -------
     sotacheck.reruns.benchmarks.registry.DatasetCard
-        Its ``name``, ``source`` and ``licence``; both ``not recorded`` for a name sotacheck does not know.
+        Its ``name``, ``source`` and ``licence`` (both ``not recorded`` for a name sotacheck does not know), and
+        the facts the judge reads: ``family``, ``output_rules`` and ``continues``.
 
     Raises
     ------
