@@ -19,9 +19,12 @@ plt.rcParams.update({"font.size": 9, "svg.fonttype": "none", "axes.spines.top": 
 
 
 def svg_text(figure: plt.Figure) -> str:
-    """The SVG of ``figure`` without its XML prolog (to inline in HTML); closes the figure."""
+    """The SVG of ``figure`` without its XML prolog (to inline in HTML); closes the figure. The same figure gives
+    the same bytes on every run: no date in its metadata, and its element ids hashed with a fixed salt instead of
+    a random one (an id names the same drawing wherever it appears)."""
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    with plt.rc_context({"svg.hashsalt": "sotacheck"}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # drop the XML prolog and doctype: the SVG is inlined in HTML
