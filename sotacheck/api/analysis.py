@@ -223,15 +223,14 @@ def table(runs: Iterable[Run | str | Path], *, format: str = "markdown", kind: s
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `format` must be one of latex, markdown, csv, got 'html'
     """
+    from sotacheck.api.rendering import check_choice
     from sotacheck.audit.fidelity import calls_by_problem, fidelity
     from sotacheck.reports.tables import RENDERERS, calls_by_problem_table, comparison_table, fidelity_table, pass_rate_table
 
-    if format not in RENDERERS:
-        raise UsageError(f"{{format}} must be one of {', '.join(RENDERERS)}, got {format!r}", parameters=("format",))
+    check_choice("format", format, list(RENDERERS))
     if ci not in CI_STYLES:
         raise UsageError(f"{{ci}} must be 'bracket' or 'pm', got {ci!r}", parameters=("ci",))
-    if kind not in TABLE_KINDS:
-        raise UsageError(f"{{kind}} must be one of {', '.join(TABLE_KINDS)}, got {kind!r}", parameters=("kind",))
+    check_choice("kind", kind, TABLE_KINDS)
     if kind in ("fidelity", "calls-by-problem"):
         loaded = runs_of(runs)
         view = fidelity_table(fidelity(loaded)) if kind == "fidelity" else calls_by_problem_table(calls_by_problem(loaded))

@@ -18,9 +18,11 @@ GATE_FORMATS = ("text", "markdown", "junit")
 """The forms :func:`render_gate` writes (:func:`render_gate_error`: the last two)."""
 
 
-def _check_format(format: str, known: tuple[str, ...]) -> None:
-    if format not in known:
-        raise UsageError(f"{{format}} must be one of {', '.join(known)}, got {format!r}", parameters=("format",))
+def check_choice(parameter: str, value: str, known: tuple[str, ...] | list[str]) -> None:
+    """Refuse ``value`` of ``parameter`` unless it is one of ``known``: a one-line :class:`UsageError` naming the
+    parameter (the CLI prints it with the parameter's flag) and the choices."""
+    if value not in known:
+        raise UsageError(f"{{{parameter}}} must be one of {', '.join(known)}, got {value!r}", parameters=(parameter,))
 
 
 def render_leaderboard(board: Leaderboard, *, format: str = "text", pairs: bool = False) -> str:
@@ -61,7 +63,7 @@ def render_leaderboard(board: Leaderboard, *, format: str = "text", pairs: bool 
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `format` must be one of text, latex, markdown, csv, html, got 'pdf'
     """
-    _check_format(format, LEADERBOARD_FORMATS)
+    check_choice("format", format, LEADERBOARD_FORMATS)
     if format == "text":
         from sotacheck.reports.leaderboard_text import render_text
 
@@ -170,7 +172,7 @@ def render_gate(result: GateResult, *, format: str = "text") -> str:
     >>> print(sotacheck.render_gate(verdict, format="markdown").splitlines()[0])
     ## sotacheck gate: ✅ pass
     """
-    _check_format(format, GATE_FORMATS)
+    check_choice("format", format, GATE_FORMATS)
     from sotacheck.reports.gate import explanation, junit_xml, markdown
 
     return {"text": explanation, "markdown": markdown, "junit": junit_xml}[format](result)
@@ -206,7 +208,7 @@ def render_gate_error(reason: str, *, format: str = "markdown") -> str:
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `format` must be one of markdown, junit, got 'text'
     """
-    _check_format(format, GATE_FORMATS[1:])
+    check_choice("format", format, GATE_FORMATS[1:])
     from sotacheck.reports.gate import junit_error_xml, markdown_error
 
     return markdown_error(reason) if format == "markdown" else junit_error_xml(reason)
