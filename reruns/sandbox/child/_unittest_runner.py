@@ -1,36 +1,41 @@
-"""The unittest runner: a warm parent that forks one child per test method (standard library only).
+"""The unittest runner: a warm parent that forks one child per task (standard library only).
 
 Started by the judge (``reruns/sandbox/unittest_judge.py``) with the BigCodeBench environment's interpreter as
 ``python -I _unittest_runner.py [--preload MODULE ...]``. It imports the heavy libraries once, then reads jobs
 (one JSON line each: the program, the test module's source, the test methods the *judge* enumerated from that
 source, the task's time limit) and answers one JSON line per job. This parent never runs a line of the program.
 
-**Per test method, a fresh child forked from this parent** (so a test costs its test, not ``import pandas``;
-and nothing one test leaves — figures, files, environment variables, seeds, patched modules — reaches the next):
+**Per task, a fresh child forked from this parent** (so a task costs its tests, not ``import pandas``; nothing
+one task leaves — figures, files, environment variables, seeds, patched modules — reaches the next; the task's
+test methods share the child, as they share one process in BigCodeBench's own evaluator):
 
 1. the child puts itself in a session of its own, a fresh working and temporary directory, stdin/stdout/stderr on
    ``/dev/null`` and every other descriptor closed but two pipes: the *report* pipe and the *nonce* pipe;
 2. it installs the **seal** (``_unittest_seal.py``), an audit hook that can never be removed. The hook alone reads the
    nonce (16 random bytes the parent writes after the fork, so they were never in any memory the child copied)
-   and alone holds it; it writes the one report, ``nonce + verdict``, only when asked from the runner's own
-   frame (:func:`_run_test`'s), never from a frame the program made. It also refuses what would let the program
-   reach the hook or rewrite a frame: trace and profile functions, further audit hooks, ``gc``'s object walks,
-   ``ctypes`` reads of raw memory and symbols of the interpreter, ``/proc/*/mem``, replacing a function's code;
+   and alone holds it; it writes one report per test method, ``nonce pid index verdict``, in order, only when asked
+   from the runner's own frame (``_unittest_seal.run_tests``'s), never from a frame the program made. It also
+   refuses what would let the program reach the hook or rewrite a frame: trace and profile functions, further
+   audit hooks, ``gc``'s object walks, ``ctypes`` reads of raw memory and symbols of the interpreter,
+   ``/proc/*/mem``, replacing a function's code;
 3. it runs the program and then the test module in one module ``__test__`` (BigCodeBench's own order and
    namespace, so ``@patch(__name__ + '.randint')`` works), after putting back the standard ``unittest`` modules
    in ``sys.modules`` if the program swapped them;
-4. it runs the one test method itself: ``setUp``, the method, ``tearDown``, the cleanups. No ``TestLoader``,
-   ``TestSuite``, ``TestResult`` or ``TestCase.run`` is involved, so patching them changes nothing. A skip, an
-   expected-failure marker, ``SystemExit``, ``KeyboardInterrupt``, any exception: failed;
-5. before and after the method it compares the test machinery (``builtins``, every ``unittest`` module,
+4. it runs each test method itself, in the loader's order: ``setUp``, the method, ``tearDown``, the cleanups. No
+   ``TestLoader``, ``TestSuite``, ``TestResult`` or ``TestCase.run`` is involved, so patching them changes
+   nothing. A skip, an expected-failure marker, ``SystemExit``, ``KeyboardInterrupt``, any exception: failed;
+5. before and after each method it compares the test machinery (``builtins``, every ``unittest`` module,
    ``numpy.testing`` and ``pandas.testing``, every class in them and the test's own classes) with what it was
    in this parent: a changed binding is ``tampered``, failed.
 
-The parent's verdict for the test: ``passed`` only when the report carries the nonce and says passed, *and* the
-child then exited with status 0. Anything else (no report, a wrong nonce, two reports, a signal, an exit of its
-own, the time limit) fails it, with the reason. The judge checks that one verdict came back for every test
-method it asked for. After each test the parent kills every process the child left (it is a child subreaper:
-whatever the program started, even in a new session, ends up its child) and removes the directory.
+The parent's verdict for a test: ``passed`` only when its report carries the nonce, the pid of the child this
+parent forked and the test's index in order, and says passed; for the last test, *and* the child then exited
+with status 0. When the child ends before it has reported every test (a signal, an exit of the program's own, a
+damaged or forged record, the time limit), the test it was running gets that ending as its verdict (failed,
+crashed or timeout, with the reason) and the tests after it run in a fresh child, so each test still gets its
+own verdict. The judge checks that one verdict came back for every test method it asked for. After each child
+the parent kills every process it left (it is a child subreaper: whatever the program started, even in a new
+session, ends up its child) and removes the directory.
 """
 
 from __future__ import annotations
@@ -69,7 +74,7 @@ def _limit(resource_module: Any, which: int, value: int) -> None:
         pass
 
 
-def _child(job: dict[str, Any], method_name: str, workdir: str, report_fd: int, nonce_fd: int) -> None:
+def _child(job: dict[str, Any], first: int, workdir: str, report_fd: int, nonce_fd: int) -> None:
     """Set up the forked child (step 1) and run the test."""
     import resource
 
@@ -93,7 +98,7 @@ def _child(job: dict[str, Any], method_name: str, workdir: str, report_fd: int, 
     _limit(resource, resource.RLIMIT_CPU, int(limits["task_timeout_s"]) + 2)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _unittest_seal.run_test(job, method_name, report_fd, nonce_fd)
+    _unittest_seal.run_tests(job, first, report_fd, nonce_fd)
 
 
 def _kill_children() -> None:
@@ -136,26 +141,65 @@ def _kill_children() -> None:
         time.sleep(0.005)
 
 
-def _read_report(fd: int, deadline: float) -> tuple[bytes, bool]:
-    """Everything the child wrote on the report pipe until it closed it, and whether that was in time."""
-    data = b""
+class _Reports:
+    """The records a test process wrote on its report pipe, each checked as it arrives: the nonce, the pid of the
+    process this runner forked, the next index in order (``_unittest_seal``'s hook writes one line per method)."""
+
+    def __init__(self, nonce: bytes, pid: int, first: int, started: float) -> None:
+        self._prefix = nonce.hex().encode() + f" {pid} ".encode()
+        self.next = first
+        self.verdicts: list[dict[str, Any]] = []
+        self.damaged = False
+        self._buffer = b""
+        self.last = started
+
+    def feed(self, chunk: bytes) -> None:
+        self._buffer += chunk
+        while not self.damaged and b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            self._record(line)
+        if len(self._buffer) > _MAX_REPORT:
+            self.damaged = True
+
+    def _record(self, line: bytes) -> None:
+        head, _, body = line[len(self._prefix):].partition(b" ")
+        try:
+            if not line.startswith(self._prefix) or head != str(self.next).encode():
+                raise ValueError
+            reported = json.loads(body)
+        except ValueError:
+            self.damaged = True
+            return
+        if type(reported) is not dict or reported.get("status") not in ("passed", "failed"):
+            self.damaged = True
+            return
+        now = time.monotonic()
+        verdict = {key: reported[key] for key in ("status", "stage", "exception_type", "message") if key in reported}
+        self.verdicts.append(verdict | {"duration_s": round(now - self.last, 4)})
+        self.last = now
+        self.next += 1
+
+
+def _read_reports(fd: int, reports: _Reports, deadline: float) -> bool:
+    """Feed ``reports`` from the pipe until the child closed it (True) or the deadline passed (False)."""
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            return data, False
+            return False
         ready, _, _ = select.select([fd], [], [], left)
         if not ready:
-            return data, False
+            return False
         chunk = os.read(fd, 65536)
         if not chunk:
-            return data, True
-        data += chunk
-        if len(data) > _MAX_REPORT:
-            return data, True
+            return True
+        reports.feed(chunk)
+        if reports.damaged:
+            return True
 
 
-def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str, Any]:
-    """One test method in a fresh child; the verdict is this process's (module docstring)."""
+def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[str, Any]]:
+    """The test methods from ``first`` on in one fresh child; the verdicts of those it got to (at least one), each
+    this process's (module docstring)."""
     workdir = tempfile.mkdtemp(prefix="sotacheck")  # no "-": a task splits paths on it (BigCodeBench/1127)
     report_r, report_w = os.pipe()
     nonce_r, nonce_w = os.pipe()
@@ -165,7 +209,7 @@ def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str,
         try:
             os.close(report_r)
             os.close(nonce_w)
-            _child(job, method_name, workdir, report_w, nonce_r)
+            _child(job, first, workdir, report_w, nonce_r)
         finally:
             os._exit(70)
     os.close(report_w)
@@ -176,9 +220,10 @@ def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str,
     except OSError:
         pass
     os.close(nonce_w)
-    data, in_time = _read_report(report_r, deadline)
+    reports = _Reports(nonce, pid, first, started)
+    in_time = _read_reports(report_r, reports, deadline)
     os.close(report_r)
-    if not in_time:
+    if not in_time or reports.damaged:
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
@@ -188,44 +233,46 @@ def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str,
         except OSError:
             pass
     _, status = os.waitpid(pid, 0)
-    duration = time.monotonic() - started
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
     _kill_children()
     shutil.rmtree(workdir, ignore_errors=True)
-    return _verdict(data, in_time, status, nonce, pid) | {"duration_s": round(duration, 4)}
+    verdicts = reports.verdicts
+    ending = _ending(in_time, reports.damaged, status)
+    if reports.next < len(job["methods"]):  # the method it was running when it ended: how it ended
+        if ending["status"] == "passed":
+            ending = {"status": "failed", "exception_type": "NoReport",
+                      "message": "the test process exited with status 0 without the runner's report"}
+        verdicts.append(ending | {"duration_s": round(time.monotonic() - reports.last, 4)})
+    elif ending["status"] != "passed" and verdicts[-1]["status"] == "passed":  # ended badly after its last report
+        verdicts[-1] = ending | {"message": f"{ending['message']} after its report",
+                                 "duration_s": verdicts[-1]["duration_s"]}
+    return verdicts
 
 
-def _verdict(data: bytes, in_time: bool, status: int, nonce: bytes, pid: int) -> dict[str, Any]:
-    """The test's verdict from what this process observed: the report, whether it came in time, the wait status."""
+def _ending(in_time: bool, damaged: bool, status: int) -> dict[str, Any]:
+    """How the test process ended, from what this process observed: in time or not, its records, its wait status;
+    ``passed`` only for a clean exit (status 0) with every record intact."""
     if not in_time:
         return {"status": "timeout", "message": "the task's time limit ran out during this test"}
+    if damaged:
+        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
     if os.WIFSIGNALED(status):
         name = signal.Signals(os.WTERMSIG(status)).name
         if os.WTERMSIG(status) == signal.SIGXCPU:
             return {"status": "timeout", "message": f"killed by {name} (CPU time limit)"}
         return {"status": "crashed", "exception_type": name, "message": f"killed by signal {name}"}
     code = os.WEXITSTATUS(status)
-    prefix = nonce.hex().encode() + f" {pid} ".encode()
-    if not data.startswith(prefix):
-        return {"status": "failed", "exception_type": "NoReport",
-                "message": f"the test process exited with status {code} without the runner's report"}
-    try:
-        reported = json.loads(data[len(prefix):])
-    except ValueError:
-        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
-    if type(reported) is not dict or reported.get("status") not in ("passed", "failed"):
-        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
     if code != 0:
-        return {"status": "failed", "exception_type": "NoReport",
-                "message": f"the test process exited with status {code} after its report"}
-    return {key: reported[key] for key in ("status", "stage", "exception_type", "message") if key in reported}
+        return {"status": "failed", "exception_type": "NoReport", "message": f"the test process exited with status {code}"}
+    return {"status": "passed", "message": "the test process exited with status 0"}
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Every test method of a job, in order, within the task's time limit."""
+    """Every test method of a job, in order, within the task's time limit: all in one process, and where that
+    process ends before reporting them all, the rest in a fresh one."""
     job["_modules"] = {name: module for name, module in sys.modules.items()
                        if name == "unittest" or name.startswith("unittest.")}
     global _MACHINERY
@@ -233,13 +280,14 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
         _MACHINERY = _unittest_seal.machinery()
     job["_machinery"] = _MACHINERY
     deadline = time.monotonic() + float(job["limits"]["task_timeout_s"])
-    results = []
-    for name in job["methods"]:
+    methods = job["methods"]
+    verdicts: list[dict[str, Any]] = []
+    while len(verdicts) < len(methods):
         if time.monotonic() >= deadline:
-            results.append({"method": name, "status": "timeout", "message": "not run: the task's time limit ran out"})
+            verdicts.append({"status": "timeout", "message": "not run: the task's time limit ran out"})
             continue
-        results.append({"method": name, **run_one(job, name, deadline)})
-    return {"results": results}
+        verdicts.extend(run_process(job, len(verdicts), deadline))
+    return {"results": [{"method": name, **verdict} for name, verdict in zip(methods, verdicts, strict=True)]}
 
 
 def isolate_network() -> bool:

@@ -1,5 +1,5 @@
 """The test process's side of the unittest runner (standard library only): the seal, the test machinery's
-snapshot and check, and the one test method run (``_unittest_runner.py``'s docstring, steps 2 to 5).
+snapshot and check, and the task's test methods run one by one (``_unittest_runner.py``'s docstring, steps 2 to 5).
 
 Imported by the runner before it forks, so every test process starts with it loaded; nothing here runs in the
 runner itself but :func:`machinery` (the pristine snapshot, taken before any fork)."""
@@ -91,8 +91,9 @@ def _changed(watched: Watched) -> str | None:
     return None
 
 
-def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int) -> None:
-    """Install the audit hook that holds the nonce and the report pipe (module docstring, step 2)."""
+def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int) -> None:
+    """Install the audit hook that holds the nonce and the report pipe (module docstring, step 2); it writes one
+    record per test method, in order from ``first``, each a line ``nonce pid index verdict-json``."""
     nonce = b""
     while len(nonce) < NONCE_BYTES:
         chunk = os.read(nonce_fd, NONCE_BYTES - len(nonce))
@@ -100,16 +101,17 @@ def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int) -> None:
             os._exit(71)
         nonce += chunk
     os.close(nonce_fd)
-    written = [False]
+    expected = [first]  # the index of the one report the runner's frame may write next
     getframe, write, dumps, exit_now, getpid = sys._getframe, os.write, json.dumps, os._exit, os.getpid
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == REPORT_EVENT:
-            if written[0] or getframe(1) is not main_frame:
+            if getframe(1) is not main_frame or len(args) != 2 or type(args[0]) is not int \
+                    or args[0] != expected[0]:
                 raise Sealed("a report may only come from the runner")
-            written[0] = True
+            expected[0] = expected[0] + 1
             # the writer's pid: a copy the program forked holds the same nonce, but only the runner's own child counts
-            payload = nonce.hex().encode() + f" {getpid()} ".encode() + dumps(args[0]).encode()
+            payload = f"{nonce.hex()} {getpid()} {args[0]} ".encode() + dumps(args[1]).encode() + b"\n"
             if len(payload) > MAX_REPORT:
                 exit_now(72)
             write(report_fd, payload)
@@ -146,71 +148,94 @@ def _marked(obj: Any) -> str | None:
     return None
 
 
-def run_test(job: dict[str, Any], method_name: str, report_fd: int, nonce_fd: int) -> None:
-    """The child's whole life after the fork: seal, load, run one method, report, exit (module docstring)."""
-    _seal(sys._getframe(), report_fd, nonce_fd)
-    verdict: dict[str, Any] = {"status": "failed"}
+def _failure(exc: BaseException, stage: str) -> dict[str, Any]:
+    """The verdict for an exception out of ``stage``; its type's name read without running the program's code."""
+    try:
+        name = type(exc).__name__ if type(type(exc)) is type else "exception"
+        name = name if type(name) is str else "exception"
+    except BaseException:
+        name = "exception"
+    return {"status": "failed", "stage": stage, "exception_type": name[:100], "message": _message(exc)}
+
+
+def _load(job: dict[str, Any], namespace: dict[str, Any]) -> type:
+    """Run the program, then the test module, in ``namespace`` (module docstring, step 3); the test class."""
     machinery = job["_machinery"]
     pristine_modules = job["_modules"]
-    testcase = pristine_modules["unittest"].TestCase
+    exec(compile(job["code"], "__test__.py", "exec"), namespace)  # the program under test
+    for name, pristine in pristine_modules.items():
+        if sys.modules.get(name) is not pristine:
+            sys.modules[name] = pristine  # the test module imports the real unittest, as it would have
+    tampered = _changed(machinery)
+    if tampered is not None:
+        raise Sealed(f"the program changed the test machinery: {tampered}")
+    exec(compile(job["test"], "__test__.py", "exec"), namespace)  # the benchmark's test module
+    cls = namespace.get(job["class"])
+    if type(cls) is not type or not issubclass(cls, pristine_modules["unittest"].TestCase):
+        raise Sealed(f"{job['class']} is not a unittest.TestCase class")
+    return cls
+
+
+def _run_method(cls: type, method_name: str, watched: Watched) -> None:
+    """One test method as its own ``TestCase`` instance: ``setUp``, the method, ``tearDown``, the cleanups, with the
+    machinery checked before and after (module docstring, steps 4 and 5). Returns only when it passed."""
+    tampered = _changed(watched)
+    if tampered is not None:
+        raise Sealed(f"the test machinery changed before the test: {tampered}")
+    function = None
+    for klass in cls.__mro__:
+        if method_name in vars(klass):
+            function = vars(klass)[method_name]
+            break
+    if type(function) is not types.FunctionType:
+        raise Sealed(f"{cls.__name__}.{method_name} is not a function")
+    for obj, where in ((cls, "the test class"), (function, "the test method")):
+        marker = _marked(obj)
+        if marker is not None:
+            raise Sealed(f"{where} carries {marker}")
+    instance = cls(method_name)
+    instance.setUp()
+    try:
+        function(instance)
+    finally:
+        instance.tearDown()
+    while instance._cleanups:
+        cleanup, args, kwargs = instance._cleanups.pop()
+        cleanup(*args, **kwargs)
+    tampered = _changed(watched)
+    if tampered is not None:
+        raise Sealed(f"the test machinery changed during the test: {tampered}")
+
+
+def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int) -> None:
+    """The test process's whole life after the fork: seal, load the program and the test module once, run each
+    test method from ``first`` on in order (as BigCodeBench's one process per task does), one report each, exit."""
+    _seal(sys._getframe(), report_fd, nonce_fd, first)
+    methods = job["methods"]
     module = types.ModuleType("__test__")
     namespace = module.__dict__
     namespace.update({"__builtins__": sys.modules["builtins"], "__file__": "__test__.py", "__package__": None,
                       "__doc__": None, "sys": sys, "os": os, "environ": os.environ})
     sys.modules["__test__"] = module
-    stage = "loading the program"
+    cls: type | None = None
+    loading: dict[str, Any] = {"status": "failed"}
     try:
-        exec(compile(job["code"], "__test__.py", "exec"), namespace)  # the program under test
-        stage = "checking the test machinery after loading the program"
-        for name, pristine in pristine_modules.items():
-            if sys.modules.get(name) is not pristine:
-                sys.modules[name] = pristine  # the test module imports the real unittest, as it would have
-        tampered = _changed(machinery)
-        if tampered is not None:
-            raise Sealed(f"the program changed the test machinery: {tampered}")
-        stage = "loading the test module"
-        exec(compile(job["test"], "__test__.py", "exec"), namespace)  # the benchmark's test module
-        stage = "finding the test"
-        cls = namespace.get(job["class"])
-        if type(cls) is not type or not issubclass(cls, testcase):
-            raise Sealed(f"{job['class']} is not a unittest.TestCase class")
-        function = None
-        for klass in cls.__mro__:
-            if method_name in vars(klass):
-                function = vars(klass)[method_name]
-                break
-        if type(function) is not types.FunctionType:
-            raise Sealed(f"{job['class']}.{method_name} is not a function")
-        for obj, where in ((cls, "the test class"), (function, "the test method")):
-            marker = _marked(obj)
-            if marker is not None:
-                raise Sealed(f"{where} carries {marker}")
-        classes = _test_classes(cls)
-        watched = {**machinery, **_class_bindings(classes)}
-        stage = "running the test"
-        instance = cls(method_name)
-        instance.setUp()
-        try:
-            function(instance)
-        finally:
-            instance.tearDown()
-        while instance._cleanups:
-            cleanup, args, kwargs = instance._cleanups.pop()
-            cleanup(*args, **kwargs)
-        stage = "checking the test machinery after the test"
-        tampered = _changed(watched)
-        if tampered is not None:
-            raise Sealed(f"the test machinery changed during the test: {tampered}")
-        verdict = {"status": "passed"}
-    except BaseException as exc:  # every way out of a test but returning is a failure
-        try:
-            name = type(exc).__name__ if type(type(exc)) is type else "exception"
-            name = name if type(name) is str else "exception"
-        except BaseException:
-            name = "exception"
-        verdict = {"status": "failed", "stage": stage, "exception_type": name[:100],
-                   "message": _message(exc)}
-    sys.audit(REPORT_EVENT, verdict)
+        cls = _load(job, namespace)
+        watched = {**job["_machinery"], **_class_bindings(_test_classes(cls))}
+    except BaseException as exc:  # the program or the test module cannot load: every test fails the same way
+        loading = _failure(exc, "loading the program and the test module")
+    index = first
+    while index < len(methods):
+        if cls is None:
+            verdict = loading
+        else:
+            try:
+                _run_method(cls, methods[index], watched)
+                verdict = {"status": "passed"}
+            except BaseException as exc:  # every way out of a test but returning is a failure
+                verdict = _failure(exc, "running the test")
+        sys.audit(REPORT_EVENT, index, verdict)
+        index += 1
     os._exit(0)
 
 
