@@ -34,7 +34,9 @@ from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.benchmarks.registry import card
 from sotacheck.reruns.sandbox.completion import is_whole_program
+from sotacheck.reruns.sandbox.execution import SANDBOX_UID_BASE
 from sotacheck.reruns.sandbox.result import ExecutionResult, TestResult, combined_status
+from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import default_workers, supervisor_environment
 
 RUNNER_SCRIPT = Path(__file__).parent / "child" / "_unittest_runner.py"
@@ -140,10 +142,12 @@ class UnittestLimits:
 class _Runner:
     """One warm runner process; restarted whenever it dies or stops answering."""
 
-    def __init__(self, python: str, preload: tuple[str, ...]) -> None:
+    def __init__(self, python: str, preload: tuple[str, ...], uid: int | None) -> None:
         self._command = [python, "-I", str(RUNNER_SCRIPT), "--isolate-network",
+                         *(["--uid", str(uid)] if uid is not None else []),
                          *(arg for name in preload for arg in ("--preload", name))]
         self._proc: subprocess.Popen[bytes] | None = None
+        self.uid = uid
 
     def _ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
@@ -177,6 +181,7 @@ class _Runner:
         return None
 
     def close(self) -> None:
+        """Stop the runner, and every process its tests left (as root, every process of its uid)."""
         if self._proc is not None:
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
@@ -184,6 +189,10 @@ class _Runner:
                 pass
             self._proc.wait()
             self._proc = None
+            if self.uid is not None:
+                from sotacheck.reruns.sandbox.child._procs import kill_uid
+
+                kill_uid(self.uid)
 
 
 class UnittestWorkers:
@@ -195,9 +204,12 @@ class UnittestWorkers:
         if self.workers < 1:
             raise ValueError(f"`workers` must be at least 1, got {self.workers}")
         self.python = python or evaluation_python()
+        # as root, each runner's tests run jailed as the unprivileged uid of a slot leased machine-wide
+        self._lease = SlotLease(self.workers) if os.geteuid() == 0 else None
+        uids = [SANDBOX_UID_BASE + slot for slot in self._lease.slots] if self._lease else [None] * self.workers
         self._free: queue.Queue[_Runner] = queue.Queue()
-        for _ in range(self.workers):
-            self._free.put(_Runner(self.python, preload))
+        for uid in uids:
+            self._free.put(_Runner(self.python, preload, uid))
         self._canonical: dict[str, ExecutionResult] = {}
         self._lock = threading.Lock()
 
@@ -251,6 +263,8 @@ class UnittestWorkers:
     def close(self) -> None:
         while not self._free.empty():
             self._free.get().close()
+        if self._lease is not None:
+            self._lease.release()
 
     def __enter__(self) -> UnittestWorkers:
         return self

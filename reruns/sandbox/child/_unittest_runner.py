@@ -54,6 +54,7 @@ from typing import Any
 # ``-I`` leaves the script's folder off the path: the sibling below is found here (the child README's rule)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import _unittest_jail
 import _unittest_seal
 
 _MAX_REPORT = _unittest_seal.MAX_REPORT
@@ -62,6 +63,10 @@ _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _MACHINERY: _unittest_seal.Watched | None = None
+_PR_SET_PDEATHSIG = 1
+_JAIL: _unittest_jail.Plan | None = None  # as root: each task's process in a root of its own, as _UID
+_UID: int | None = None
+_JAIL_MB = 2048  # the task's writable root (a tmpfs) holds at most this much
 # What BigCodeBench's reliability_guard sets for every execution (bigcodebench/eval/utils.py).
 _ENVIRONMENT = {"TZ": "UTC", "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0",
                 "MPLBACKEND": "Agg"}
@@ -74,19 +79,32 @@ def _limit(resource_module: Any, which: int, value: int) -> None:
         pass
 
 
-def _child(job: dict[str, Any], first: int, workdir: str, report_fd: int, nonce_fd: int) -> None:
-    """Set up the forked child (step 1) and run the test."""
+def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[int, int, int]) -> None:
+    """Set up the forked child (step 1: in the jail where there is one) and run the tests."""
     import resource
 
+    report_fd, nonce_fd, setup_fd = pipes
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    keep = sorted({0, 1, 2, report_fd, nonce_fd})
+    keep = sorted({0, 1, 2, *pipes})
     for low, high in zip([-1, *keep], [*keep, 65536], strict=True):
         if low + 1 < high:  # closerange(n, n) would close every descriptor (close_range(n, n - 1))
             os.closerange(low + 1, high)
-    os.chdir(workdir)
+    try:
+        if _JAIL is not None and _UID is not None:
+            os.environ["HOME"] = _unittest_jail.HOME
+            workdir = _unittest_jail.enter(_JAIL, _UID, min(int(job["limits"]["memory_mb"]), _JAIL_MB))
+        else:
+            assert workdir is not None
+            os.chdir(workdir)
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the uid change, which clears it
+    except BaseException as exc:  # no line of the program has run: the judge's failure, said on the setup pipe
+        os.write(setup_fd, f"0{type(exc).__name__}: {exc}"[:1000].encode(errors="replace"))
+        os._exit(73)
+    os.write(setup_fd, b"1")
+    os.close(setup_fd)
     os.environ["TMPDIR"] = workdir
     tempfile.tempdir = None
     _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -180,6 +198,18 @@ class _Reports:
         self.next += 1
 
 
+def _read_setup(fd: int, deadline: float) -> bytes:
+    """What the child said on the setup pipe (``1``, or ``0`` and why it failed) before it closed it."""
+    data = b""
+    while time.monotonic() < deadline and select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        chunk = os.read(fd, 1024)
+        if not chunk:
+            break
+        data += chunk
+    os.close(fd)
+    return data
+
+
 def _read_reports(fd: int, reports: _Reports, deadline: float) -> bool:
     """Feed ``reports`` from the pipe until the child closed it (True) or the deadline passed (False)."""
     while True:
@@ -200,20 +230,25 @@ def _read_reports(fd: int, reports: _Reports, deadline: float) -> bool:
 def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[str, Any]]:
     """The test methods from ``first`` on in one fresh child; the verdicts of those it got to (at least one), each
     this process's (module docstring)."""
-    workdir = tempfile.mkdtemp(prefix="sotacheck")  # no "-": a task splits paths on it (BigCodeBench/1127)
+    # no "-" in the name: a task splits paths on it (BigCodeBench/1127); in the jail, made inside the task's root
+    workdir = None if _JAIL is not None else tempfile.mkdtemp(prefix="sotacheck")
     report_r, report_w = os.pipe()
     nonce_r, nonce_w = os.pipe()
+    setup_r, setup_w = os.pipe()
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(report_r)
             os.close(nonce_w)
-            _child(job, first, workdir, report_w, nonce_r)
+            os.close(setup_r)
+            _child(job, first, workdir, (report_w, nonce_r, setup_w))
         finally:
             os._exit(70)
     os.close(report_w)
     os.close(nonce_r)
+    os.close(setup_w)
+    setup = _read_setup(setup_r, deadline)
     nonce = os.urandom(NONCE_BYTES)
     try:
         os.write(nonce_w, nonce)
@@ -238,7 +273,12 @@ def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[s
     except OSError:
         pass
     _kill_children()
-    shutil.rmtree(workdir, ignore_errors=True)
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if setup != b"1":  # the child could not be set up: no test ran, the judge failed
+        why = setup[1:].decode(errors="replace") or "it ended before it was set up"
+        return [{"status": "error", "exception_type": "SandboxFailure",
+                 "message": f"the test process could not be set up: {why}"}] * (len(job["methods"]) - first)
     verdicts = reports.verdicts
     ending = _ending(in_time, reports.damaged, status)
     if reports.next < len(job["methods"]):  # the method it was running when it ended: how it ended
@@ -306,8 +346,12 @@ def isolate_network() -> bool:
 
 
 def main(argv: list[str]) -> None:
+    global _JAIL, _UID
     if "--isolate-network" in argv:
         isolate_network()
+    if "--uid" in argv:  # as root: every task jailed (``_unittest_jail``), as this uid
+        _UID = int(argv[argv.index("--uid") + 1])
+        _JAIL = _unittest_jail.prepare()
     os.environ.update(_ENVIRONMENT)
     time.tzset()
     _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

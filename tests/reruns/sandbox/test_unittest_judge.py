@@ -151,7 +151,10 @@ def test_tampering_does_not_stop_an_honest_program_from_passing_next(workers, la
 def test_a_killed_runner_is_an_error_and_the_next_task_gets_a_fresh_one(workers):
     killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + WRONG_BODY
     result = workers.run(killer, TESTS, _limits())
-    assert result.status == "error" and result.exception_type == "SandboxFailure"
+    if os.geteuid() == 0:  # jailed as another uid, the program may not signal the runner: its import fails
+        assert result.status == "failed" and result.tests[0].exception_type == "PermissionError", result
+    else:
+        assert result.status == "error" and result.exception_type == "SandboxFailure"
     assert workers.run(HONEST, TESTS, _limits()).passed
 
 
@@ -179,7 +182,8 @@ def test_the_time_limit_covers_the_whole_task(workers):
 
 
 # A program whose state carries from one call to the next within a process (a module global, a file, a variable).
-STATEFUL = "import os\nfrom random import randint\nCALLS = []\ndef task_func(x):\n    CALLS.append(x)\n    os.environ['LEAK'] = '1'\n" \
+STATEFUL = "import os\nfrom random import randint\nCALLS = []\ndef task_func(x):\n    CALLS.append(x)\n" \
+           "    os.environ['LEAK'] = '1'\n" \
            "    if len(CALLS) > 1 or os.path.exists('left.txt'):\n        return -1\n" \
            "    open('left.txt', 'w').write('x')\n    if x < 0:\n        raise ValueError\n" \
            "    if x == 0:\n        x = randint(1, 10)\n    return x * x\n"
@@ -271,3 +275,44 @@ def test_a_malformed_runner_reply_is_an_error(workers, monkeypatch):
     monkeypatch.setattr(unittest_judge._Runner, "request",
                         lambda self, job, timeout_s: {"results": [{"method": m} for m in job["methods"]]})
     assert workers.run(HONEST, TESTS, _limits()).status == "error"
+
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the jail needs root (mount namespaces, a sandbox uid)")
+REPO = Path(__file__).resolve().parents[3]
+
+
+@ROOT_ONLY
+def test_the_program_cannot_read_the_answer_key_or_the_project(workers):
+    # honest only if it could read one of these: the bundled tasks (canonical solutions), the project, the cache
+    # (the interpreter's own installation is there, read-only, wherever it lives: under /root, /work)
+    secrets = [str(REPO / "data" / "benchmarks" / "bigcodebench" / "BigCodeBench.jsonl.gz"), str(REPO / "README.md"),
+               str(REPO / "tests"), str(Path.home() / ".cache" / "sotacheck" / "compiled-tests"), "/mnt", "/var/log"]
+    program = (f"import os\nSEEN = [p for p in {secrets!r} if os.path.exists(p) and (os.path.isfile(p) or os.listdir(p))]\n"
+               "from random import randint\ndef task_func(x):\n    if not SEEN:\n        return 0\n"
+               "    if x < 0:\n        raise ValueError\n    if x == 0:\n        x = randint(1, 10)\n    return x * x\n")
+    assert Path(secrets[0]).exists() and Path(secrets[3]).exists()  # the host has them
+    result = workers.run(program, TESTS, _limits())
+    assert result.status == "failed" and all(t.status == "failed" for t in result.tests), result
+
+
+@ROOT_ONLY
+def test_what_a_task_writes_anywhere_is_gone_for_the_next_and_never_on_the_host(workers):
+    marker = f"sotacheck-left-{os.getpid()}-{time.monotonic_ns()}"
+    writer = (f"import os\nos.makedirs('/non/existent/path', exist_ok=True)\nopen('/tmp/{marker}', 'w').write('x')\n"
+              f"open(os.path.expanduser('~/{marker}'), 'w').write('x')\nopen('/dev/shm/{marker}', 'w').write('x')\n"
+              "assert os.geteuid() != 0\n") + HONEST
+    assert workers.run(writer, TESTS, _limits()).passed
+    reader = (f"import os\nLEFT = [p for p in ('/non', '/tmp/{marker}', os.path.expanduser('~/{marker}'), "
+              f"'/dev/shm/{marker}') if os.path.exists(p)]\nassert not LEFT, LEFT\n") + HONEST
+    assert workers.run(reader, TESTS, _limits()).passed
+    assert not Path("/non").exists() and not Path(f"/tmp/{marker}").exists()
+    assert not Path(f"/dev/shm/{marker}").exists()
+
+
+@ROOT_ONLY
+def test_the_system_the_libraries_need_is_there_read_only(workers):
+    program = ("import os, multiprocessing\nassert os.cpu_count() and os.path.exists('/proc/self/status')\n"
+               "assert os.path.exists('/etc/localtime') and os.path.exists('/dev/urandom')\n"
+               "try:\n    open('/usr/sotacheck-x', 'w')\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('wrote /usr')\n"
+               "lock = multiprocessing.Lock()\n") + HONEST
+    assert workers.run(program, TESTS, _limits()).passed
