@@ -7,9 +7,10 @@ program, enters a mount and a System V IPC namespace of its own and builds a fre
   site-packages (the BigCodeBench environment), ``/etc``, ``/proc`` and ``/sys`` (libraries read the machine's
   CPUs and limits there; ``/proc/*/mem`` and the like are refused by the seal, and other users' processes are not
   readable by the sandbox uid), ``/dev/{null,zero,full,random,urandom}``;
-* writable, empty, fresh for every task: everything else — ``/`` itself (a task's tests may create
-  ``/non/existent/path``: it lands in this root and is gone with it), ``/tmp`` with the task's working directory,
-  ``/dev/shm`` (``multiprocessing``'s semaphores), ``/home/sandbox`` (``$HOME``);
+* writable, empty, fresh for every task: ``/tmp`` with the task's working directory, ``/dev/shm``
+  (``multiprocessing``'s semaphores), ``/home/sandbox`` (``$HOME``); ``/`` itself is the root user's, as in
+  BigCodeBench's image, where the tests run as a user who cannot create ``/non/existent/path`` (BigCodeBench/832
+  expects that to fail);
 * not there: the project's files and the benchmark's data (BigCodeBench's canonical solutions are in the file the
   tasks come from), ``/root`` but the interpreter's installation under it, the host's ``/tmp`` and ``/home``, and
   benchmark data inside the bound site-packages (``_hidden``, covered by empty mounts).
@@ -87,7 +88,7 @@ def enter(plan: Plan, uid: int, size_mb: int) -> str:
     if _LIBC.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
         raise OSError(ctypes.get_errno(), "unshare")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
-    mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,nr_inodes=262144,mode=1777")
+    mount("tmpfs", ROOT, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,nr_inodes=262144,mode=0755")
     link_usr_merged(ROOT)
     for source in plan.binds:
         bind_read_only(source, ROOT + source)

@@ -92,6 +92,8 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
     for low, high in zip([-1, *keep], [*keep, 65536], strict=True):
         if low + 1 < high:  # closerange(n, n) would close every descriptor (close_range(n, n - 1))
             os.closerange(low + 1, high)
+    # the tasks that run `python` (a script, a subprocess) get this environment's, as in BigCodeBench's image
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", os.defpath)])
     try:
         if _JAIL is not None and _UID is not None:
             os.environ["HOME"] = _unittest_jail.HOME
