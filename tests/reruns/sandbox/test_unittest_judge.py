@@ -317,3 +317,14 @@ def test_the_system_the_libraries_need_is_there_read_only(workers):
                "try:\n    open('/usr/sotacheck-x', 'w')\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('wrote /usr')\n"
                "lock = multiprocessing.Lock()\n") + HONEST
     assert workers.run(program, TESTS, _limits()).passed
+
+
+def test_the_task_limit_is_read_from_bigcodebenchs_own_variable(monkeypatch):
+    monkeypatch.delenv("BIGCODEBENCH_TIMEOUT_PER_TASK", raising=False)
+    assert UnittestLimits().task_timeout_s == 241.0  # BigCodeBench's 240 s + 1 s
+    monkeypatch.setenv("BIGCODEBENCH_TIMEOUT_PER_TASK", "30")
+    assert UnittestLimits().task_timeout_s == 31.0
+    for bad in ("0", "-5", "nan", "inf", "soon"):
+        monkeypatch.setenv("BIGCODEBENCH_TIMEOUT_PER_TASK", bad)
+        with pytest.raises(InputError, match="BIGCODEBENCH_TIMEOUT_PER_TASK"):
+            UnittestLimits()
