@@ -43,7 +43,8 @@ def task_func(x):
         x = randint(1, 10)
     return x * x
 '''
-WRONG_BODY = '''
+# imports randint, so that test_patched fails on the wrong value, not on a missing name
+WRONG_BODY = '''from random import randint
 def task_func(x):
     return 0
 '''
@@ -109,6 +110,57 @@ TAMPERING = {
     "a mock's assertion patched on its class": "import unittest.mock\ndef task_func(x):\n"
                                                "    unittest.mock.NonCallableMock.assert_called_once = lambda self: None\n"
                                                "    return 0\n",
+    # written against the per-task design (one process for a task's tests) by reading its source
+    "setUp patched on the test class during a test": "import sys\nfrom random import randint\ndef task_func(x):\n"
+        "    sys.modules['__test__'].TestCases.setUp = lambda self: setattr(self, 'expected', 0)\n    return 0\n",
+    "a tearDown added to the test class during a test": "import sys\nfrom random import randint\ndef task_func(x):\n"
+        "    sys.modules['__test__'].TestCases.tearDown = lambda self: None\n    return 0\n",
+    "the next tests' methods swapped on the test class": "import sys\nfrom random import randint\ndef task_func(x):\n"
+        "    for name in ('test_square', 'test_raises', 'test_patched'):\n"
+        "        setattr(sys.modules['__test__'].TestCases, name, lambda self, *a: None)\n    return 0\n",
+    "an __init_subclass__ on TestCase that empties the test class": "import unittest\ndef _hook(cls, **kw):\n"
+        "    for k in list(vars(cls)):\n        if k.startswith('test'):\n            setattr(cls, k, lambda self, *a: None)\n"
+        "unittest.TestCase.__init_subclass__ = classmethod(_hook)\n",
+    "sys.audit replaced (the reports dropped)": "import sys\nsys.audit = lambda *a: None\n",
+    "os._exit made a no-op (the test process outlives its last report)": "import os\nos._exit = lambda code: None\n",
+    "sys.modules['__test__'] replaced": "import sys, types\nfrom random import randint\nfake = types.ModuleType('__test__')\n"
+        "fake.randint = randint\nsys.modules['__test__'] = fake\ndef task_func(x):\n    return 0\n",
+    "a thread that keeps patching assertEqual": "import threading, time, unittest\ndef _loop():\n    while True:\n"
+        "        unittest.TestCase.assertEqual = lambda *a, **k: None\n        time.sleep(0.0005)\n"
+        "threading.Thread(target=_loop, daemon=True).start()\ntime.sleep(0.01)\n",
+    "a thread that writes records with a guessed nonce": "import json, os, threading\ndef _spam():\n"
+        "    for i in range(50):\n        for fd in range(3, 20):\n            try:\n"
+        "                os.write(fd, ('00' * 16 + f' {os.getpid()} {i % 3} ' + json.dumps({'status': 'passed'}) + '\\n').encode())\n"
+        "            except OSError:\n                pass\nthreading.Thread(target=_spam).start()\n",
+    "a thread that exits 0 while the test runs": "import os, threading, time\nfrom random import randint\n"
+        "def task_func(x):\n    threading.Thread(target=lambda: os._exit(0)).start()\n    time.sleep(1)\n    return 0\n",
+    "a SIGALRM handler that exits 0 during the test": "import os, signal, time\nfrom random import randint\n"
+        "signal.signal(signal.SIGALRM, lambda *a: os._exit(0))\ndef task_func(x):\n"
+        "    signal.setitimer(signal.ITIMER_REAL, 0.01)\n    time.sleep(1)\n    return 0\n",
+    "faulthandler on every descriptor, then a segfault": "import faulthandler\nfrom random import randint\n"
+        "def task_func(x):\n    for fd in range(3, 10):\n        try:\n            faulthandler.enable(file=fd)\n"
+        "        except Exception:\n            pass\n    faulthandler._sigsegv()\n",
+    "faulthandler's tracebacks written on every descriptor": "import faulthandler, os, time\nfrom random import randint\n"
+        "for fd in range(3, 10):\n    try:\n        os.fstat(fd)\n"
+        "        faulthandler.dump_traceback_later(0.001, repeat=True, file=fd)\n    except Exception:\n        pass\n"
+        "def task_func(x):\n    time.sleep(0.05)\n    return 0\n",
+    "sys.setrecursionlimit(30) at import": "import sys\nsys.setrecursionlimit(30)\n",
+    "gc.freeze and gc.disable": "import gc\ngc.disable()\ngc.freeze()\n",
+    "os.register_at_fork that exits 0": "import os\nos.register_at_fork(after_in_child=lambda: os._exit(0))\n",
+    "an atexit handler that exits 0": "import atexit, os\natexit.register(lambda: os._exit(0))\n",
+    "threading.excepthook and sys.excepthook swallow everything": "import sys, threading\n"
+        "threading.excepthook = lambda *a: None\nsys.excepthook = lambda *a: None\n",
+    "builtins.__import__ replaced, restored by the end of the program": "import builtins\n_imp = builtins.__import__\n"
+        "builtins.__import__ = lambda *a, **k: _imp(*a, **k)\nimport json\nbuiltins.__import__ = _imp\n",
+    "a 10 MB assertion message and a 100,000-character exception name": "from random import randint\n"
+        "E = type('E' * 100000, (Exception,), {})\ndef task_func(x):\n    if x < 0:\n        raise E()\n"
+        "    raise AssertionError('y' * 10**7)\n",
+    "RLIMIT_NOFILE lowered to 3": "import resource\nresource.setrlimit(resource.RLIMIT_NOFILE, (3, 3))\n",
+    "unittest.mock's patch internals replaced": "import unittest.mock\nunittest.mock._patch.__enter__ = lambda self: None\n"
+        "unittest.mock._patch.__exit__ = lambda self, *a: None\n",
+    "256 KiB of garbage on every pipe": "import os\nfrom random import randint\ndef task_func(x):\n"
+        "    for fd in range(3, 20):\n        try:\n            os.write(fd, b'x' * 262144)\n        except OSError:\n"
+        "            pass\n    return 0\n",
 }
 
 
