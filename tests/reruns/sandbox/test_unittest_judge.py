@@ -368,3 +368,42 @@ def test_the_system_the_libraries_need_is_there_read_only(workers):
                "try:\n    open('/usr/sotacheck-x', 'w')\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('wrote /usr')\n"
                "lock = multiprocessing.Lock()\n") + HONEST
     assert workers.run(program, TESTS, _limits()).passed
+
+
+# Each sets ESCAPED where the jail let it through: the program is honest only then, so each must be judged failed.
+_UNSEALED = ("import subprocess, sys\ndef unsealed(code):  # a fresh interpreter: no seal, only the jail\n"
+             "    done = subprocess.run([sys.executable, '-I', '-c', code], capture_output=True, text=True, timeout=20)\n"
+             "    return done.stdout.split() or ['-1']\n")
+_LIBC = "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+JAIL_ESCAPES = {
+    "ptrace the runner": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.ptrace(16, %d, 0, 0))' % os.getppid())[0] == '0'\n",
+    "unshare a user namespace": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.unshare(0x10000000))')[0] == '0'\n",
+    "mount a tmpfs": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.mount(b\"x\", b\"/tmp\", b\"tmpfs\", 0, None))')[0] == '0'\n",
+    "chroot out of the root": _UNSEALED + "ESCAPED = unsealed('import os; os.mkdir(\"c\"); os.chroot(\"c\"); os.chdir(\"../../../..\"); "
+                                          "os.chroot(\".\"); print(len(os.listdir(\"/root\")))')[0] != '-1'\n",
+    "open_by_handle_at": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}buf = ctypes.create_string_buffer(136); buf[0] = 128; "
+                                     "mount_id = ctypes.c_int(); libc.name_to_handle_at(-100, b\"/\", buf, ctypes.byref(mount_id), 0); "
+                                     "print(libc.open_by_handle_at(-100, buf, 0))')[0] not in ('-1', '')\n",
+    "the runner's root, cwd and /proc/1/root": "import os\nESCAPED = False\n"
+        "for path in ('/proc/%d/root/' % os.getppid(), '/proc/%d/cwd/' % os.getppid(), '/proc/1/root/'):\n"
+        "    try:\n        os.listdir(path)\n        ESCAPED = True\n    except OSError:\n        pass\n",
+    "signal the runner": "import os\ntry:\n    os.kill(os.getppid(), 0)\n    ESCAPED = True\nexcept OSError:\n    ESCAPED = False\n",
+    "kill(-1) as the sandbox uid": "import os, signal\nos.kill(-1, signal.SIGKILL)\nESCAPED = False\n",
+    "become root": "import os\ntry:\n    os.setuid(0)\n    ESCAPED = True\nexcept OSError:\n    ESCAPED = False\n",
+    "write /proc/sys, /sys, sysrq": "ESCAPED = False\nfor path in ('/proc/sys/kernel/hostname', '/sys/kernel/mm/transparent_hugepage/enabled', "
+        "'/proc/sysrq-trigger'):\n    try:\n        open(path, 'w').close()\n        ESCAPED = True\n    except OSError:\n        pass\n",
+    "a set-uid binary in /usr": "import os\nESCAPED = not os.statvfs('/usr').f_flag & os.ST_NOSUID\n",
+    "a root bigger than its cap": "import os\nroot = os.statvfs('/')\nESCAPED = root.f_blocks * root.f_frsize > 2100 * 2 ** 20\n",
+    "a file named for BigCodeBench anywhere": "import os\nESCAPED = False\nfor where, dirs, files in os.walk('/'):\n"
+        "    if where.startswith(('/proc', '/sys', '/dev')):\n        dirs[:] = []\n"
+        "    ESCAPED = ESCAPED or any('bigcodebench' in name.lower() for name in files + dirs)\n",
+}
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("label", sorted(JAIL_ESCAPES))
+def test_the_jail_holds(workers, label):
+    honest_if_out = HONEST.replace("def task_func(x):\n", "def task_func(x):\n    if not ESCAPED:\n        return 0\n")
+    result = workers.run(JAIL_ESCAPES[label] + honest_if_out, TESTS, _limits())
+    assert result.status == "failed" and all(t.status == "failed" for t in result.tests), (label, result)
+    assert workers.run(HONEST, TESTS, _limits()).passed
