@@ -407,3 +407,209 @@ def test_the_jail_holds(workers, label):
     result = workers.run(JAIL_ESCAPES[label] + honest_if_out, TESTS, _limits())
     assert result.status == "failed" and all(t.status == "failed" for t in result.tests), (label, result)
     assert workers.run(HONEST, TESTS, _limits()).passed
+
+
+# Holes: wrong programs judged passed (or a verdict bought) by the per-task judge as it stands, found by reading its
+# source. Each is expected to fail until the judge refuses it (strict: a fix shows as XPASS, to move the program to
+# TAMPERING). docs/bigcodebench.md says which classes it leaves open; "documented" below marks those.
+_NO_OP_ASSERTIONS = ("import contextlib, unittest, unittest.mock\n"
+                     "unittest.TestCase.assertEqual = lambda *a, **k: None\n"
+                     "unittest.TestCase.assertRaises = lambda *a, **k: contextlib.nullcontext()\n"
+                     "unittest.mock.NonCallableMock.assert_called_once = lambda self: None\n")
+_FAKE_UNITTEST = ("import contextlib, types, unittest, unittest.mock\n"
+                  "class _TestCase(unittest.TestCase):  # a real TestCase, its assertions no-ops\n"
+                  "    def assertEqual(self, *a, **k): pass\n"
+                  "    def assertRaises(self, *a, **k): return contextlib.nullcontext()\n"
+                  "_FAKES = {'TestCase': _TestCase, 'patch': lambda *a, **k: (lambda f: lambda self: None)}\n")
+# The hook's closure holds run_tests's frame and, next to it, the nonce: found in the process's own memory through
+# MEMORY (an object with seek and read), then a passing record for every test on every pipe, and a clean exit.
+_FORGE = r'''import os, struct, sys, types
+def _memory_regions():
+    for row in open("/proc/self/maps"):
+        span, perms = row.split()[:2]
+        low, high = (int(x, 16) for x in span.split("-"))
+        if perms.startswith("rw") and high - low < 1 << 30:
+            try:
+                MEMORY.seek(low)
+                yield low, MEMORY.read(high - low)
+            except (OSError, ValueError):
+                continue
+def _read(address, size):
+    MEMORY.seek(address)
+    return MEMORY.read(size)
+def _nonce(frame):
+    needle = struct.pack("<QQ", id(types.CellType), id(frame))
+    cells = []
+    for low, data in _memory_regions():
+        at = data.find(needle)
+        while at >= 0:
+            if (low + at) % 8 == 0:
+                cells.append(low + at - 8)
+            at = data.find(needle, at + 1)
+    for cell in cells:
+        pointer = struct.pack("<Q", cell)
+        for low, data in _memory_regions():
+            at = data.find(pointer)
+            while at >= 0:
+                try:
+                    head = _read(struct.unpack("<Q", data[at + 8:at + 16])[0], 24)
+                    if struct.unpack("<Q", head[8:16])[0] == id(types.CellType):
+                        value = _read(struct.unpack("<Q", head[16:24])[0], 48)
+                        if struct.unpack("<QQ", value[8:24]) == (id(bytes), 16):
+                            return value[32:48]
+                except (OSError, ValueError, struct.error):
+                    pass
+                at = data.find(pointer, at + 8)
+    raise LookupError("no nonce")
+def _pipe(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+    except OSError:
+        return False
+_runner = sys._getframe(1)  # _load's; its caller is run_tests, whose frame the hook holds
+_nonce_bytes = _nonce(_runner.f_back)
+for _fd in [int(fd) for fd in os.listdir("/proc/self/fd") if int(fd) > 2 and _pipe(fd)]:
+    for _index in range(_runner.f_back.f_locals["first"], len(_runner.f_locals["job"]["methods"])):
+        try:
+            os.write(_fd, f"{_nonce_bytes.hex()} {os.getpid()} {_index} ".encode() + b'{"status": "passed"}\n')
+        except OSError:
+            pass
+os._exit(0)
+'''
+_PROC_MEM = "import ctypes\nctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/mem is ours again\n"
+_UNION_MEMORY = '''import ctypes
+class _Memory:  # a pointer's address set through a union: ctypes reads there with no audit event
+    def seek(self, address):
+        self.address = address
+    def read(self, size):
+        class Union(ctypes.Union):
+            _fields_ = [("address", ctypes.c_size_t), ("pointer", ctypes.POINTER(ctypes.c_char * size))]
+        union = Union()
+        union.address = self.address
+        return union.pointer.contents.raw
+MEMORY = _Memory()
+'''
+TESTS_COUNT_AND_REGEX = '''import unittest
+
+class TestCases(unittest.TestCase):
+    def test_count(self):
+        self.assertCountEqual(task_func(3), [1, 2, 3])
+
+    def test_regex(self):
+        self.assertRegex(str(task_func(2)), r"^\\[1, 2\\]$")
+'''
+HOLES = {
+    "the seal module's _run_method replaced (a module global run_tests looks up)":
+        ("import _unittest_seal\n_unittest_seal._run_method = lambda *a: None\n", TESTS,
+         "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
+    "the seal module's _failure says passed":
+        ("import _unittest_seal\n_unittest_seal._failure = lambda exc, stage: {'status': 'passed'}\n", TESTS,
+         "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
+    "the seal module's _changed silenced, the assertions no-ops":
+        ("import _unittest_seal\n_unittest_seal._changed = lambda watched: None\n" + _NO_OP_ASSERTIONS, TESTS,
+         "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
+    "json's default encoder (the hook's dumps) says passed":
+        ("import json\nclass _Encoder(json.JSONEncoder):\n    def encode(self, o):\n"
+         "        return '{\"status\": \"passed\"}'\njson._default_encoder = _Encoder()\n", TESTS,
+         "the hook's json.dumps uses json._default_encoder, a module global outside the watched machinery"),
+    "the module's own __builtins__ with a class-building hook":
+        ("import builtins\n_build = builtins.__build_class__\ndef _hook(func, name, *bases, **kw):\n"
+         "    cls = _build(func, name, *bases, **kw)\n    for key in [k for k in vars(cls) if k.startswith('test')]:\n"
+         "        setattr(cls, key, lambda self, *a: None)\n    return cls\n"
+         "globals()['__builtins__'] = dict(vars(builtins), __build_class__=_hook)\n", TESTS,
+         "the test module is executed in the program's namespace, whose __builtins__ the program replaced"),
+    "the module's own __builtins__ with an __import__ that gives a fake unittest":
+        (_FAKE_UNITTEST + "import builtins\n_import = builtins.__import__\n"
+         "_fake, _fake_mock = types.ModuleType('unittest'), types.ModuleType('unittest.mock')\n"
+         "_fake.TestCase, _fake_mock.patch = _FAKES['TestCase'], _FAKES['patch']\n"
+         "def _imp(name, globals=None, locals=None, fromlist=(), level=0):\n"
+         "    if name == 'unittest' and not fromlist:\n        return _fake\n"
+         "    if name == 'unittest.mock' and fromlist:\n        return _fake_mock\n"
+         "    return _import(name, globals, locals, fromlist, level)\n"
+         "globals()['__builtins__'] = dict(vars(builtins), __import__=_imp)\n", TESTS,
+         "the test module is executed in the program's namespace, whose __builtins__ the program replaced"),
+    "unittest's module class swapped (its namespace unchanged)":
+        (_FAKE_UNITTEST + "class _Module(types.ModuleType):\n    def __getattribute__(self, name):\n"
+         "        return _FAKES[name] if name in _FAKES else super().__getattribute__(name)\n"
+         "unittest.__class__ = _Module\nunittest.mock.__class__ = _Module\n", TESTS,
+         "the machinery check compares vars(module), not type(module): a ModuleType subclass answers attribute reads"),
+    "sys.modules rebound to a dict that hides a fake unittest":
+        (_FAKE_UNITTEST + "import sys\n_real = {'unittest': unittest, 'unittest.mock': unittest.mock}\n"
+         "_fake, _fake_mock = types.ModuleType('unittest'), types.ModuleType('unittest.mock')\n"
+         "_fake.TestCase, _fake_mock.patch = _FAKES['TestCase'], _FAKES['patch']\n"
+         "class _Liar(dict):\n    def get(self, name, default=None):\n        return _real.get(name) or dict.get(self, name, default)\n"
+         "    def __setitem__(self, name, value):\n        pass\n"
+         "sys.modules['unittest'], sys.modules['unittest.mock'] = _fake, _fake_mock\nsys.modules = _Liar(sys.modules)\n", TESTS,
+         "_load restores unittest through the sys.modules attribute; the import system uses the interpreter's own dict"),
+    "frames: the judge's snapshot of the machinery emptied, then the assertions no-ops":
+        ("import sys\nsys._getframe(1).f_locals['machinery'].clear()\n" + _NO_OP_ASSERTIONS, TESTS,
+         "documented (frames), but this reaches the judge's own snapshot, not only the test's objects"),
+    "/proc/self/mem as //proc/self/mem after PR_SET_DUMPABLE: the nonce read and a report forged":
+        (_PROC_MEM + "MEMORY = open('//proc/self/mem', 'rb', buffering=0)\n" + _FORGE, TESTS,
+         "ctypes may call prctl, and the seal's /proc/*/mem check reads the path as written (//proc, a symlink, dir_fd)"),
+    "/proc/self/mem by dir_fd after PR_SET_DUMPABLE: the nonce read and a report forged":
+        (_PROC_MEM + "import os\nMEMORY = os.fdopen(os.open('mem', os.O_RDONLY, dir_fd=os.open('/proc/self', os.O_RDONLY)), "
+         "'rb', buffering=0)\n" + _FORGE, TESTS,
+         "ctypes may call prctl, and the seal's /proc/*/mem check reads the path as written (//proc, a symlink, dir_fd)"),
+    "raw memory through a ctypes union's pointer: the nonce read and a report forged":
+        (_UNION_MEMORY + _FORGE, TESTS, "documented (raw memory): shown here to work end to end"),
+    "collections.Counter and re.compile replaced (assertCountEqual, assertRegex)":
+        ("import collections, re\ncollections.Counter = lambda items: 1\nclass _Pattern:\n"
+         "    def search(self, text):\n        return True\nre.compile = lambda *a, **k: _Pattern()\n"
+         "def task_func(n):\n    return [0]\n", TESTS_COUNT_AND_REGEX,
+         "unittest's assertions call modules outside the watched machinery (collections, re, difflib, pprint...)"),
+}
+
+
+@pytest.mark.parametrize("label", [pytest.param(label, marks=pytest.mark.xfail(strict=True, reason=HOLES[label][2]))
+                                   for label in sorted(HOLES)])
+def test_tampering_that_gets_through(workers, label):
+    program, tests, _ = HOLES[label]
+    program += "" if "def task_func" in program else WRONG_BODY
+    result = workers.run(program, tests, _limits())
+    assert result.status in ("failed", "crashed", "error"), (label, result)
+    assert all(t.status != "passed" for t in result.tests), (label, result)
+
+
+@pytest.mark.xfail(strict=True, reason="the runner reads the report pipe until every holder closed it: a forked child "
+                                       "left alive holds it, so the task waits out its time limit and the last test "
+                                       "is judged timeout")
+def test_an_honest_program_that_leaves_a_forked_child_passes(workers):
+    lingering = "import os, time\nif os.fork() == 0:\n    time.sleep(60)\n    os._exit(0)\n" + HONEST
+    started = time.monotonic()
+    result = workers.run(lingering, TESTS, UnittestLimits(task_timeout_s=3))
+    assert result.passed and time.monotonic() - started < 2.5, result
+
+
+@pytest.mark.xfail(strict=True, reason="the runner names the signal with signal.Signals(n), which has no member for "
+                                       "SIGRTMIN+1..SIGRTMAX-1: its ValueError makes the task the judge's error")
+def test_a_real_time_signal_is_a_crash_not_the_judges_error(workers):
+    result = workers.run("import os\nos.kill(os.getpid(), 40)\n" + WRONG_BODY, TESTS, _limits())
+    assert result.status == "crashed", result
+
+
+@ROOT_ONLY
+@pytest.mark.xfail(strict=True, reason="the unittest jail neither locks nor clears the sandbox uid's keyrings (the "
+                                       "launcher's jail does): its persistent keyring outlives the task")
+def test_nothing_kept_in_a_keyring_reaches_the_next_task(workers):
+    keyring = ("import subprocess, sys\nKEEP = '''import ctypes, sys\nlibc = ctypes.CDLL(None)\nlibc.syscall.restype = ctypes.c_long\n"
+               "ring = libc.syscall(250, 22, -1, -2)  # KEYCTL_GET_PERSISTENT, linked to the process keyring\n"
+               "if sys.argv[1] == 'keep':\n    libc.syscall(248, b'user', b'sotacheck-left', b'x', 1, ring)\n"
+               "else:\n    print(libc.syscall(250, 10, ring, b'user', b'sotacheck-left', 0) > 0)\n"
+               "    libc.syscall(250, 7, ring)  # KEYCTL_CLEAR: leave nothing\n'''\n"
+               "def keyring(what):\n    return subprocess.run([sys.executable, '-I', '-c', KEEP, what], capture_output=True, "
+               "text=True).stdout.strip()\n")
+    workers.run(keyring + "keyring('keep')\n" + HONEST, TESTS, _limits())
+    reader = keyring + "ESCAPED = keyring('find') == 'True'\n" + HONEST.replace(
+        "def task_func(x):\n", "def task_func(x):\n    if not ESCAPED:\n        return 0\n")
+    assert workers.run(reader, TESTS, _limits()).status == "failed"
+
+
+@ROOT_ONLY
+@pytest.mark.xfail(strict=True, reason="no RLIMIT_NPROC (nor a pids cgroup) in the unittest jail: a fork bomb runs "
+                                       "until the machine's pids or memory are gone (the launcher's jail sets one)")
+def test_a_task_may_not_start_unbounded_processes(workers):
+    unbounded = "import resource\nESCAPED = resource.getrlimit(resource.RLIMIT_NPROC)[0] in (resource.RLIM_INFINITY,) or " \
+                "resource.getrlimit(resource.RLIMIT_NPROC)[0] > 4096\n"
+    honest_if_out = HONEST.replace("def task_func(x):\n", "def task_func(x):\n    if not ESCAPED:\n        return 0\n")
+    assert workers.run(unbounded + honest_if_out, TESTS, _limits()).status == "failed"
