@@ -130,7 +130,8 @@ TAMPERING = {
         "threading.Thread(target=_loop, daemon=True).start()\ntime.sleep(0.01)\n",
     "a thread that writes records with a guessed nonce": "import json, os, threading\ndef _spam():\n"
         "    for i in range(50):\n        for fd in range(3, 20):\n            try:\n"
-        "                os.write(fd, ('00' * 16 + f' {os.getpid()} {i % 3} ' + json.dumps({'status': 'passed'}) + '\\n').encode())\n"
+        "                record = '00' * 16 + f' {os.getpid()} {i % 3} ' + json.dumps({'status': 'passed'})\n"
+        "                os.write(fd, (record + '\\n').encode())\n"
         "            except OSError:\n                pass\nthreading.Thread(target=_spam).start()\n",
     "a thread that exits 0 while the test runs": "import os, threading, time\nfrom random import randint\n"
         "def task_func(x):\n    threading.Thread(target=lambda: os._exit(0)).start()\n    time.sleep(1)\n    return 0\n",
@@ -378,20 +379,25 @@ _LIBC = "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
 JAIL_ESCAPES = {
     "ptrace the runner": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.ptrace(16, %d, 0, 0))' % os.getppid())[0] == '0'\n",
     "unshare a user namespace": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.unshare(0x10000000))')[0] == '0'\n",
-    "mount a tmpfs": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.mount(b\"x\", b\"/tmp\", b\"tmpfs\", 0, None))')[0] == '0'\n",
-    "chroot out of the root": _UNSEALED + "ESCAPED = unsealed('import os; os.mkdir(\"c\"); os.chroot(\"c\"); os.chdir(\"../../../..\"); "
-                                          "os.chroot(\".\"); print(len(os.listdir(\"/root\")))')[0] != '-1'\n",
+    "mount a tmpfs": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.mount(b\"x\", b\"/tmp\", b\"tmpfs\", 0, "
+                                f"None))')[0] == '0'\n",
+    "chroot out of the root": _UNSEALED + "ESCAPED = unsealed('import os; os.mkdir(\"c\"); os.chroot(\"c\"); "
+                                          "os.chdir(\"../../../..\"); os.chroot(\".\"); "
+                                          "print(len(os.listdir(\"/root\")))')[0] != '-1'\n",
     "open_by_handle_at": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}buf = ctypes.create_string_buffer(136); buf[0] = 128; "
-                                     "mount_id = ctypes.c_int(); libc.name_to_handle_at(-100, b\"/\", buf, ctypes.byref(mount_id), 0); "
+                                     "mount_id = ctypes.c_int(); "
+                                     "libc.name_to_handle_at(-100, b\"/\", buf, ctypes.byref(mount_id), 0); "
                                      "print(libc.open_by_handle_at(-100, buf, 0))')[0] not in ('-1', '')\n",
     "the runner's root, cwd and /proc/1/root": "import os\nESCAPED = False\n"
         "for path in ('/proc/%d/root/' % os.getppid(), '/proc/%d/cwd/' % os.getppid(), '/proc/1/root/'):\n"
         "    try:\n        os.listdir(path)\n        ESCAPED = True\n    except OSError:\n        pass\n",
-    "signal the runner": "import os\ntry:\n    os.kill(os.getppid(), 0)\n    ESCAPED = True\nexcept OSError:\n    ESCAPED = False\n",
+    "signal the runner": "import os\ntry:\n    os.kill(os.getppid(), 0)\n    ESCAPED = True\n"
+                         "except OSError:\n    ESCAPED = False\n",
     "kill(-1) as the sandbox uid": "import os, signal\nos.kill(-1, signal.SIGKILL)\nESCAPED = False\n",
     "become root": "import os\ntry:\n    os.setuid(0)\n    ESCAPED = True\nexcept OSError:\n    ESCAPED = False\n",
-    "write /proc/sys, /sys, sysrq": "ESCAPED = False\nfor path in ('/proc/sys/kernel/hostname', '/sys/kernel/mm/transparent_hugepage/enabled', "
-        "'/proc/sysrq-trigger'):\n    try:\n        open(path, 'w').close()\n        ESCAPED = True\n    except OSError:\n        pass\n",
+    "write /proc/sys, /sys, sysrq": "ESCAPED = False\nfor path in ('/proc/sys/kernel/hostname', "
+        "'/sys/kernel/mm/transparent_hugepage/enabled', '/proc/sysrq-trigger'):\n    try:\n"
+        "        open(path, 'w').close()\n        ESCAPED = True\n    except OSError:\n        pass\n",
     "a set-uid binary in /usr": "import os\nESCAPED = not os.statvfs('/usr').f_flag & os.ST_NOSUID\n",
     "a root bigger than its cap": "import os\nroot = os.statvfs('/')\nESCAPED = root.f_blocks * root.f_frsize > 2100 * 2 ** 20\n",
     "a file named for BigCodeBench anywhere": "import os\nESCAPED = False\nfor where, dirs, files in os.walk('/'):\n"
@@ -537,7 +543,8 @@ HOLES = {
         (_FAKE_UNITTEST + "import sys\n_real = {'unittest': unittest, 'unittest.mock': unittest.mock}\n"
          "_fake, _fake_mock = types.ModuleType('unittest'), types.ModuleType('unittest.mock')\n"
          "_fake.TestCase, _fake_mock.patch = _FAKES['TestCase'], _FAKES['patch']\n"
-         "class _Liar(dict):\n    def get(self, name, default=None):\n        return _real.get(name) or dict.get(self, name, default)\n"
+         "class _Liar(dict):\n    def get(self, name, default=None):\n"
+         "        return _real.get(name) or dict.get(self, name, default)\n"
          "    def __setitem__(self, name, value):\n        pass\n"
          "sys.modules['unittest'], sys.modules['unittest.mock'] = _fake, _fake_mock\nsys.modules = _Liar(sys.modules)\n", TESTS,
          "_load restores unittest through the sys.modules attribute; the import system uses the interpreter's own dict"),
@@ -592,7 +599,8 @@ def test_a_real_time_signal_is_a_crash_not_the_judges_error(workers):
 @pytest.mark.xfail(strict=True, reason="the unittest jail neither locks nor clears the sandbox uid's keyrings (the "
                                        "launcher's jail does): its persistent keyring outlives the task")
 def test_nothing_kept_in_a_keyring_reaches_the_next_task(workers):
-    keyring = ("import subprocess, sys\nKEEP = '''import ctypes, sys\nlibc = ctypes.CDLL(None)\nlibc.syscall.restype = ctypes.c_long\n"
+    keyring = ("import subprocess, sys\nKEEP = '''import ctypes, sys\nlibc = ctypes.CDLL(None)\n"
+               "libc.syscall.restype = ctypes.c_long\n"
                "ring = libc.syscall(250, 22, -1, -2)  # KEYCTL_GET_PERSISTENT, linked to the process keyring\n"
                "if sys.argv[1] == 'keep':\n    libc.syscall(248, b'user', b'sotacheck-left', b'x', 1, ring)\n"
                "else:\n    print(libc.syscall(250, 10, ring, b'user', b'sotacheck-left', 0) > 0)\n"
