@@ -504,6 +504,20 @@ class TestCases(unittest.TestCase):
     def test_regex(self):
         self.assertRegex(str(task_func(2)), r"^\\[1, 2\\]$")
 '''
+TESTS_ALMOST_ALIAS_AND_SUBTEST = '''import unittest
+
+class TestCases(unittest.TestCase):
+    def test_almost(self):
+        self.assertAlmostEqual(task_func(2), 0.5)
+
+    def test_alias(self):
+        self.assertEquals(task_func(4), 0.25)
+
+    def test_sub(self):
+        for n in (1, 5):
+            with self.subTest(n=n):
+                self.assertEqual(task_func(n), 1 / n)
+'''
 HOLES = {
     "the seal module's _run_method replaced (a module global run_tests looks up)":
         ("import _unittest_seal\n_unittest_seal._run_method = lambda *a: None\n", TESTS,
@@ -565,6 +579,14 @@ HOLES = {
          "    def search(self, text):\n        return True\nre.compile = lambda *a, **k: _Pattern()\n"
          "def task_func(n):\n    return [0]\n", TESTS_COUNT_AND_REGEX,
          "unittest's assertions call modules outside the watched machinery (collections, re, difflib, pprint...)"),
+    "the machinery's functions changed in place: assertAlmostEqual's defaults, the cells of assertEquals and subTest":
+        ("import unittest\nunittest.TestCase.assertAlmostEqual.__defaults__ = (None, None, 1e300)  # delta\n"
+         "unittest.TestCase.assertEquals.__closure__[0].cell_contents = lambda *a, **k: None\n"
+         "def _swallow(self, msg=None, **params):\n    try:\n        yield\n    except Exception:\n        pass\n"
+         "unittest.TestCase.subTest.__closure__[0].cell_contents = _swallow\ndef task_func(n):\n    return 7\n",
+         TESTS_ALMOST_ALIAS_AND_SUBTEST,
+         "the check compares bindings by identity; a function's __defaults__, __kwdefaults__ and closure cells "
+         "change without a new binding (only __code__ is refused)"),
 }
 
 

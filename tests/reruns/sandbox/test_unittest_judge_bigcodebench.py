@@ -65,6 +65,15 @@ BIGCODEBENCH_HOLES = {
         "    def __getattribute__(self, name):\n        return _FAKE if name == 'testing' else super().__getattribute__(name)\n"
         "_np.__class__ = _Module\n" + _W749,
         "the machinery check compares vars(module), not type(module)"),
+    "pandas' assert_frame_equal with huge tolerances as its defaults": (
+        "BigCodeBench/149",
+        "import pandas.testing\n_defaults = list(pandas.testing.assert_frame_equal.__defaults__)\n"
+        "_defaults[0], _defaults[-3], _defaults[-2] = False, 1e300, 1e300  # check_dtype, rtol, atol\n"
+        "pandas.testing.assert_frame_equal.__defaults__ = tuple(_defaults)\n"
+        "def task_func(elements, include_index=False):\n    columns = {'Element': list(elements), 'Count': [0] * len(elements)}\n"
+        "    if include_index:\n        columns = {'Index': np.arange(len(elements)), **columns}\n"
+        "    return pd.DataFrame(columns)\n",
+        "a function's __defaults__ change without a new binding (only __code__ is refused)"),
     "the seal module's _run_method replaced, on a real task": (
         "BigCodeBench/749", "import _unittest_seal\n_unittest_seal._run_method = lambda *a: None\n" + _W749,
         "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
