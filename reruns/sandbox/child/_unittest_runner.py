@@ -56,6 +56,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _unittest_jail
 import _unittest_seal
+from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, lock_own_keyrings, lock_session_keyring
 
 _MAX_REPORT = _unittest_seal.MAX_REPORT
 NONCE_BYTES = _unittest_seal.NONCE_BYTES
@@ -67,6 +68,7 @@ _PR_SET_PDEATHSIG = 1
 _JAIL: _unittest_jail.Plan | None = None  # as root: each task's process in a root of its own, as _UID
 _UID: int | None = None
 _JAIL_MB = 2048  # the task's writable root (a tmpfs) holds at most this much
+_MAX_PROCESSES = 512  # processes (threads included) of the sandbox uid at once: a fork bomb stops there
 # What BigCodeBench's reliability_guard sets for every execution (bigcodebench/eval/utils.py).
 _ENVIRONMENT = {"TZ": "UTC", "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0",
                 "MPLBACKEND": "Agg"}
@@ -98,6 +100,7 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
         if _JAIL is not None and _UID is not None:
             os.environ["HOME"] = _unittest_jail.HOME
             workdir = _unittest_jail.enter(_JAIL, _UID, min(int(job["limits"]["memory_mb"]), _JAIL_MB))
+            lock_own_keyrings()  # view-only: the runner empties any other key the task kept, after it
         else:
             assert workdir is not None
             os.chdir(workdir)
@@ -115,6 +118,9 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
     _limit(resource, resource.RLIMIT_DATA, limits["memory_mb"] * 1024 * 1024)
     _limit(resource, resource.RLIMIT_STACK, limits["stack_mb"] * 1024 * 1024)
     _limit(resource, resource.RLIMIT_CORE, 0)
+    _limit(resource, resource.RLIMIT_MSGQUEUE, 0)  # no POSIX message queue outlives the task
+    if _UID is not None and _JAIL is not None:  # the uid is the task's alone: this bounds the task's processes
+        _limit(resource, resource.RLIMIT_NPROC, _MAX_PROCESSES)
     _limit(resource, resource.RLIMIT_CPU, int(limits["task_timeout_s"]) + 2)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -212,21 +218,35 @@ def _read_setup(fd: int, deadline: float) -> bytes:
     return data
 
 
-def _read_reports(fd: int, reports: _Reports, deadline: float) -> bool:
-    """Feed ``reports`` from the pipe until the child closed it (True) or the deadline passed (False)."""
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return False
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return True
-        reports.feed(chunk)
-        if reports.damaged:
-            return True
+def _read_reports(fd: int, pid: int, reports: _Reports, deadline: float) -> bool:
+    """Feed ``reports`` from the pipe until the child closed it or exited (True: a process it forked may hold the
+    pipe open, which must not hold the task to its time limit) or the deadline passed (False)."""
+    try:
+        exited: int | None = os.pidfd_open(pid)
+    except OSError:
+        exited = None
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            ready, _, _ = select.select([fd, *([exited] if exited is not None else [])], [], [], left)
+            if not ready:
+                return False
+            if fd not in ready:  # the child ended: what it wrote is in the pipe already
+                os.set_blocking(fd, False)
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                return True
+            if not chunk:
+                return True
+            reports.feed(chunk)
+            if reports.damaged:
+                return True
+    finally:
+        if exited is not None:
+            os.close(exited)
 
 
 def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[str, Any]]:
@@ -258,7 +278,7 @@ def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[s
         pass
     os.close(nonce_w)
     reports = _Reports(nonce, pid, first, started)
-    in_time = _read_reports(report_r, reports, deadline)
+    in_time = _read_reports(report_r, pid, reports, deadline)
     os.close(report_r)
     if not in_time or reports.damaged:
         try:
@@ -275,6 +295,8 @@ def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[s
     except OSError:
         pass
     _kill_children()
+    if _UID is not None and _JAIL is not None and keys_of(_UID) > OWN_KEYRINGS:
+        clear_keyrings_of(_UID)  # a key the task kept in the uid's own keyrings (a persistent one) is gone
     if workdir is not None:
         shutil.rmtree(workdir, ignore_errors=True)
     if setup != b"1":  # the child could not be set up: no test ran, the judge failed
@@ -302,8 +324,12 @@ def _ending(in_time: bool, damaged: bool, status: int) -> dict[str, Any]:
     if damaged:
         return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
     if os.WIFSIGNALED(status):
-        name = signal.Signals(os.WTERMSIG(status)).name
-        if os.WTERMSIG(status) == signal.SIGXCPU:
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:  # a real-time signal has no name
+            name = f"signal {number}"
+        if number == signal.SIGXCPU:
             return {"status": "timeout", "message": f"killed by {name} (CPU time limit)"}
         return {"status": "crashed", "exception_type": name, "message": f"killed by signal {name}"}
     code = os.WEXITSTATUS(status)
@@ -354,6 +380,8 @@ def main(argv: list[str]) -> None:
     if "--uid" in argv:  # as root: every task jailed (``_unittest_jail``), as this uid
         _UID = int(argv[argv.index("--uid") + 1])
         _JAIL = _unittest_jail.prepare()
+        if _JAIL is not None:
+            lock_session_keyring()  # inherited by every task: none can keep a key in it
     os.environ.update(_ENVIRONMENT)
     time.tzset()
     _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
