@@ -147,6 +147,17 @@ def task_timeout() -> float:
     return seconds
 
 
+def prompt_imports(problem: Problem) -> str:
+    """The import statements at the top level of the task's ``code_prompt`` (``import pandas as pd``), one per
+    line; empty where it does not parse (it ends with the signature: parsed with a ``pass`` body, as BigCodeBench's
+    calibration completes it)."""
+    try:
+        tree = pyast.parse(f"{problem.starter_code or ''}\n    pass\n")
+    except SyntaxError:
+        return ""
+    return "".join(ast.unparse(node) + "\n" for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
 @dataclass(frozen=True)
 class UnittestLimits:
     """One task's limits: the whole task's wall time (all its tests), address space and stack."""
@@ -236,14 +247,16 @@ class UnittestWorkers:
         self._lock = threading.Lock()
 
     def run(self, program: str, test_source: str, limits: UnittestLimits | None = None,
-            class_name: str = "TestCases") -> ExecutionResult:
-        """``program`` against every test method of ``test_source``'s ``class_name``, each in a fresh process."""
+            class_name: str = "TestCases", imports: str = "") -> ExecutionResult:
+        """``program`` against every test method of ``test_source``'s ``class_name``, in a fresh process per task;
+        ``imports`` (the prompt's import statements) run again between the program and the test module, so the
+        names the tests use (``pd``, ``np``) are the real modules whatever the program bound to them."""
         limits = limits or UnittestLimits()
         try:
             methods = defined_test_methods(test_source, class_name)
         except InputError as exc:
             return ExecutionResult("error", exception_type="BadTestModule", message=str(exc))
-        job = {"code": program, "test": test_source, "class": class_name, "methods": list(methods),
+        job = {"code": program, "test": test_source, "class": class_name, "methods": list(methods), "imports": imports,
                "limits": {"task_timeout_s": limits.task_timeout_s, "memory_mb": limits.memory_mb,
                           "stack_mb": limits.stack_mb}}
         runner = self._free.get()
@@ -260,12 +273,15 @@ class UnittestWorkers:
     def judge(self, problem: Problem, completion: str, limits: UnittestLimits | None = None) -> ExecutionResult:
         """A completion of a unittest problem, calibrated as BigCodeBench does; a failure the canonical solution
         shares in this environment, of an environment kind (:data:`ENVIRONMENT_ERRORS`), is ``environment``."""
-        result = self.run(calibrated_program(problem, completion), problem.hidden_tests[0], limits)
+        result = self.run(calibrated_program(problem, completion), problem.hidden_tests[0], limits,
+                          imports=prompt_imports(problem))
         if result.passed or problem.canonical_solution is None or not _environment_kind(result):
             return result
         canonical = result if completion == problem.canonical_solution else self._canonical_result(problem, limits)
-        shared = [t for t in result.tests if t.status != "passed" and _environment_test(canonical, t.index)]
-        if not shared:
+        # only where every test the program did not pass is one the canonical solution fails here for the
+        # environment: a program that fails the others (or raises the environment's error itself) stays failed
+        shared = [t for t in result.tests if t.status != "passed"]
+        if not shared or not all(_environment_test(canonical, t.index) for t in shared):
             return result
         first = next(t for t in canonical.tests if t.index == shared[0].index)
         return ExecutionResult("environment", result.tests, first.exception_type,
@@ -277,7 +293,8 @@ class UnittestWorkers:
             known = self._canonical.get(problem.id)
         if known is None:
             assert problem.canonical_solution is not None
-            known = self.run(calibrated_program(problem, problem.canonical_solution), problem.hidden_tests[0], limits)
+            known = self.run(calibrated_program(problem, problem.canonical_solution), problem.hidden_tests[0], limits,
+                             imports=prompt_imports(problem))
             with self._lock:
                 self._canonical[problem.id] = known
         return known

@@ -64,6 +64,7 @@ _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _MACHINERY: _unittest_seal.Watched | None = None
+_PRISTINE: dict[str, tuple[Any, type]] = {}  # every module this process loaded, and its type
 _PR_SET_PDEATHSIG = 1
 _JAIL: _unittest_jail.Plan | None = None  # as root: each task's process in a root of its own, as _UID
 _UID: int | None = None
@@ -341,8 +342,7 @@ def _ending(in_time: bool, damaged: bool, status: int) -> dict[str, Any]:
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Every test method of a job, in order, within the task's time limit: all in one process, and where that
     process ends before reporting them all, the rest in a fresh one."""
-    job["_modules"] = {name: module for name, module in sys.modules.items()
-                       if name == "unittest" or name.startswith("unittest.")}
+    job["_modules"] = _PRISTINE  # every module this process loaded: a program's replacement is put back
     global _MACHINERY
     if _MACHINERY is None:  # this process never runs a program: its machinery is the same for every job
         _MACHINERY = _unittest_seal.machinery()
@@ -402,6 +402,8 @@ def main(argv: list[str]) -> None:
         except BaseException:
             pass
     del unittest
+    global _PRISTINE
+    _PRISTINE = {name: (module, type(module)) for name, module in sys.modules.items() if name != "__main__"}
     out = sys.stdout.buffer
     out.write(b'{"ready": true}\n')
     out.flush()

@@ -602,9 +602,15 @@ HOLES = {
 }
 
 
+# Still open (docs/bigcodebench.md, "What it does not protect against"): frames walked up into the judge's own.
+# The raw-memory forgery crashes today (SIGSEGV while it scans) but the class is open in principle, as documented.
+OPEN_HOLES = frozenset(("frames: the judge's snapshot of the machinery emptied, then the assertions no-ops",))
+
+
 @pytest.mark.parametrize("label", [pytest.param(label, marks=pytest.mark.xfail(strict=True, reason=HOLES[label][2]))
-                                   for label in sorted(HOLES)])
-def test_tampering_that_gets_through(workers, label):
+                                   if label in OPEN_HOLES else label for label in sorted(HOLES)])
+def test_the_red_teams_programs_are_never_a_pass(workers, label):
+    # each got through the judge as it stood before (its third field says how); closed since but OPEN_HOLES
     program, tests, _ = HOLES[label]
     program += "" if "def task_func" in program else WRONG_BODY
     result = workers.run(program, tests, _limits())

@@ -40,7 +40,6 @@ def test_canonical_solutions_pass_and_a_stub_fails(split):
 
 # Holes found by reading the per-task judge's source (issue #46's red team), on real tasks in the real environment:
 # wrong programs judged passed, or a wrong program judged ``environment`` (left out of the pass rate's denominator).
-# Strict xfails: a fix shows as XPASS.
 _W149 = ("def task_func(elements, include_index=False):\n"
          "    return pd.DataFrame({'Element': list(elements), 'Count': [0] * len(elements)})\n")
 _W749 = "import numpy as np\ndef task_func(myList):\n    return np.ones(len(myList))\n"
@@ -88,18 +87,15 @@ def bigcodebench_workers():
         yield workers
 
 
-@pytest.mark.parametrize("label", [pytest.param(label, marks=pytest.mark.xfail(strict=True, reason=hole[2]))
-                                   for label, hole in sorted(BIGCODEBENCH_HOLES.items())])
-def test_tampering_on_a_real_task_that_gets_through(bigcodebench_workers, label):
+@pytest.mark.parametrize("label", sorted(BIGCODEBENCH_HOLES))
+def test_the_red_teams_programs_on_real_tasks_are_never_a_pass(bigcodebench_workers, label):
+    # each got through the judge as it stood before (its third field says how); all closed since
     task, program, _ = BIGCODEBENCH_HOLES[label]
     problem = load_dataset("bigcodebench-complete").by_id()[task]
     result = bigcodebench_workers.judge(problem, program)
     assert result.status == "failed" and all(t.status != "passed" for t in result.tests), (label, result)
 
 
-@pytest.mark.xfail(strict=True, reason="environment is given when any test the program failed is one the canonical "
-                                       "solution fails for the environment, even where it fails others the "
-                                       "environment judges (BigCodeBench/177's canonical solution passes 3 of 5)")
 def test_a_wrong_program_cannot_buy_environment(bigcodebench_workers):
     problem = load_dataset("bigcodebench-complete").by_id()["BigCodeBench/177"]
     result = bigcodebench_workers.judge(problem, "def task_func(df):\n    raise LookupError('Resource punkt not found.')\n")
