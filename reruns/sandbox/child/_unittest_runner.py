@@ -43,7 +43,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import select
 import shutil
 import signal
 import sys
@@ -57,8 +56,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _unittest_jail
 import _unittest_seal
 from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, lock_own_keyrings, lock_session_keyring
+from _unittest_reports import Reports, read_reports, read_setup, verdict_of_ending
 
-_MAX_REPORT = _unittest_seal.MAX_REPORT
 NONCE_BYTES = _unittest_seal.NONCE_BYTES
 _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
@@ -168,88 +167,6 @@ def _kill_children() -> None:
         time.sleep(0.005)
 
 
-class _Reports:
-    """The records a test process wrote on its report pipe, each checked as it arrives: the nonce, the pid of the
-    process this runner forked, the next index in order (``_unittest_seal``'s hook writes one line per method)."""
-
-    def __init__(self, nonce: bytes, pid: int, first: int, started: float) -> None:
-        self._prefix = nonce.hex().encode() + f" {pid} ".encode()
-        self.next = first
-        self.verdicts: list[dict[str, Any]] = []
-        self.damaged = False
-        self._buffer = b""
-        self.last = started
-
-    def feed(self, chunk: bytes) -> None:
-        self._buffer += chunk
-        while not self.damaged and b"\n" in self._buffer:
-            line, self._buffer = self._buffer.split(b"\n", 1)
-            self._record(line)
-        if len(self._buffer) > _MAX_REPORT:
-            self.damaged = True
-
-    def _record(self, line: bytes) -> None:
-        head, _, body = line[len(self._prefix):].partition(b" ")
-        try:
-            if not line.startswith(self._prefix) or head != str(self.next).encode():
-                raise ValueError
-            reported = json.loads(body)
-        except ValueError:
-            self.damaged = True
-            return
-        if type(reported) is not dict or reported.get("status") not in ("passed", "failed"):
-            self.damaged = True
-            return
-        now = time.monotonic()
-        verdict = {key: reported[key] for key in ("status", "stage", "exception_type", "message") if key in reported}
-        self.verdicts.append(verdict | {"duration_s": round(now - self.last, 4)})
-        self.last = now
-        self.next += 1
-
-
-def _read_setup(fd: int, deadline: float) -> bytes:
-    """What the child said on the setup pipe (``1``, or ``0`` and why it failed) before it closed it."""
-    data = b""
-    while time.monotonic() < deadline and select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-        chunk = os.read(fd, 1024)
-        if not chunk:
-            break
-        data += chunk
-    os.close(fd)
-    return data
-
-
-def _read_reports(fd: int, pid: int, reports: _Reports, deadline: float) -> bool:
-    """Feed ``reports`` from the pipe until the child closed it or exited (True: a process it forked may hold the
-    pipe open, which must not hold the task to its time limit) or the deadline passed (False)."""
-    try:
-        exited: int | None = os.pidfd_open(pid)
-    except OSError:
-        exited = None
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            ready, _, _ = select.select([fd, *([exited] if exited is not None else [])], [], [], left)
-            if not ready:
-                return False
-            if fd not in ready:  # the child ended: what it wrote is in the pipe already
-                os.set_blocking(fd, False)
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:
-                return True
-            if not chunk:
-                return True
-            reports.feed(chunk)
-            if reports.damaged:
-                return True
-    finally:
-        if exited is not None:
-            os.close(exited)
-
-
 def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[str, Any]]:
     """The test methods from ``first`` on in one fresh child; the verdicts of those it got to (at least one), each
     this process's (module docstring)."""
@@ -271,15 +188,15 @@ def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[s
     os.close(report_w)
     os.close(nonce_r)
     os.close(setup_w)
-    setup = _read_setup(setup_r, deadline)
+    setup = read_setup(setup_r, deadline)
     nonce = os.urandom(NONCE_BYTES)
     try:
         os.write(nonce_w, nonce)
     except OSError:
         pass
     os.close(nonce_w)
-    reports = _Reports(nonce, pid, first, started)
-    in_time = _read_reports(report_r, pid, reports, deadline)
+    reports = Reports(nonce, pid, first, started)
+    in_time = read_reports(report_r, pid, reports, deadline)
     os.close(report_r)
     if not in_time or reports.damaged:
         try:
@@ -305,7 +222,7 @@ def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[s
         return [{"status": "error", "exception_type": "SandboxFailure",
                  "message": f"the test process could not be set up: {why}"}] * (len(job["methods"]) - first)
     verdicts = reports.verdicts
-    ending = _ending(in_time, reports.damaged, status)
+    ending = verdict_of_ending(in_time, reports.damaged, status)
     if reports.next < len(job["methods"]):  # the method it was running when it ended: how it ended
         if ending["status"] == "passed":
             ending = {"status": "failed", "exception_type": "NoReport",
@@ -315,28 +232,6 @@ def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[s
         verdicts[-1] = ending | {"message": f"{ending['message']} after its report",
                                  "duration_s": verdicts[-1]["duration_s"]}
     return verdicts
-
-
-def _ending(in_time: bool, damaged: bool, status: int) -> dict[str, Any]:
-    """How the test process ended, from what this process observed: in time or not, its records, its wait status;
-    ``passed`` only for a clean exit (status 0) with every record intact."""
-    if not in_time:
-        return {"status": "timeout", "message": "the task's time limit ran out during this test"}
-    if damaged:
-        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:  # a real-time signal has no name
-            name = f"signal {number}"
-        if number == signal.SIGXCPU:
-            return {"status": "timeout", "message": f"killed by {name} (CPU time limit)"}
-        return {"status": "crashed", "exception_type": name, "message": f"killed by signal {name}"}
-    code = os.WEXITSTATUS(status)
-    if code != 0:
-        return {"status": "failed", "exception_type": "NoReport", "message": f"the test process exited with status {code}"}
-    return {"status": "passed", "message": "the test process exited with status 0"}
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
