@@ -19,6 +19,7 @@ import _socket
 import ctypes
 import gc
 import json
+import marshal
 import os
 import select
 import signal
@@ -94,7 +95,7 @@ class _Launcher:
         message, fds = _jail.recv_fds(self.socket, 1 << 16, 2) if ready else (b"", [])
         if not message:
             raise LauncherFailed("the candidate launcher stopped answering")
-        reply: dict[str, Any] = json.loads(message)
+        reply: dict[str, Any] = marshal.loads(message)
         return reply, fds
 
     def spare(self) -> tuple[int, int]:
@@ -106,7 +107,7 @@ class _Launcher:
 
     def _command(self, command: dict[str, Any]) -> None:
         try:
-            self.socket.sendall(json.dumps(command).encode())
+            self.socket.sendall(marshal.dumps(command))
         except OSError as exc:
             raise LauncherFailed(f"the candidate launcher is gone ({exc})") from None
 
