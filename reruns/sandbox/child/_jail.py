@@ -75,9 +75,11 @@ def send_fds(sock: Any, message: bytes, fds: list[int]) -> None:
     sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())])
 
 
-def recv_fds(sock: Any, size: int, max_fds: int) -> tuple[bytes, list[int]]:
-    """One message and the descriptors attached to it, as ``socket.recv_fds`` does."""
-    message, ancillary, _, _ = sock.recvmsg(size, _socket.CMSG_LEN(max_fds * 4))
+def recv_fds(sock: Any, buffer: memoryview, max_fds: int) -> tuple[bytes, list[int]]:
+    """One message (read into ``buffer``, made once by the caller: ``recvmsg`` would make a new object of the
+    buffer's size for every message) and the descriptors attached to it, as ``socket.recv_fds`` does."""
+    size, ancillary, _, _ = sock.recvmsg_into([buffer], _socket.CMSG_LEN(max_fds * 4))
+    message = bytes(buffer[:size])
     fds = array.array("i")
     for level, kind, data in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:

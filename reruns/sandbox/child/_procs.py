@@ -97,9 +97,9 @@ def keys_of(uid: int) -> int:
     try:
         fd = os.open("/proc/key-users", os.O_RDONLY)
         try:
-            chunks = [os.read(fd, 1 << 16)]
+            chunks = [os.read(fd, 4096)]  # a row per uid with keys: one read, small enough to stay off the heap's top
             while chunks[-1]:
-                chunks.append(os.read(fd, 1 << 16))
+                chunks.append(os.read(fd, 4096))
         finally:
             os.close(fd)
         table = b"".join(chunks)

@@ -87,12 +87,13 @@ class _Launcher:
                 os._exit(1)
         theirs.close()
         self.socket, self.pid = ours, pid
+        self._buffer = memoryview(bytearray(1 << 16))  # the launcher's messages are read into it
         hello, _ = self._reply()
         self.jail, self.hidden = bool(hello["jail"]), list(hello["hidden"])
 
     def _reply(self) -> tuple[dict[str, Any], list[int]]:
         ready, _, _ = select.select([self.socket], [], [], LAUNCHER_REPLY_S)
-        message, fds = _jail.recv_fds(self.socket, 1 << 16, 2) if ready else (b"", [])
+        message, fds = _jail.recv_fds(self.socket, self._buffer, 2) if ready else (b"", [])
         if not message:
             raise LauncherFailed("the candidate launcher stopped answering")
         reply: dict[str, Any] = marshal.loads(message)
