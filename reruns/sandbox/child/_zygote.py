@@ -212,7 +212,7 @@ def serve() -> None:
     # From here on this process holds tests: no process of another uid may read its memory or trace it.
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     global _tester
-    import _tester  # the test side (and, in ``_testcache``, hashlib and the test compiler): the supervisor's alone
+    import _tester  # the test side (and, in ``_testcache``, the hash and the test compiler): the supervisor's alone
     from _testcache import TestCache
 
     TESTS = TestCache(_option("--test-cache"))
