@@ -165,7 +165,6 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `workers` must be at least 1, got 0
     """
-    from sotacheck.core.files import check_replaceable
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
     from sotacheck.reruns.samples import DUPLICATES
 
@@ -183,6 +182,8 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
         raise UsageError(f"{{duplicates}} {duplicates!r}: expected one of {', '.join(DUPLICATES)}",
                          parameters=("duplicates",))
     if run_out is not None:  # before the judging, which takes minutes
+        from sotacheck.core.files import check_replaceable  # tempfile, shutil, random: with --run-out only
+
         check_replaceable(Path(run_out), force)
     judged = judge_dataset(dataset, samples=Path(samples) if samples is not None else None, canonical=canonical,
                            workers=workers, test_timeout_s=test_timeout, data_dir=data_dir, executor=executor,

@@ -38,7 +38,7 @@ import _socket  # the C module: ``socket`` itself costs 7 ms to import, in every
 import array
 import ctypes
 import gc
-import json
+import marshal
 import os
 import select
 import signal
@@ -71,6 +71,11 @@ KILL_GRACE_S = 0.2
 WORKDIR, TMPDIR = "/candidate", "/tmp"
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
+# The control socket carries ``marshal`` (both ends are trusted, and no candidate process holds it): json's
+# decoder and encoder would touch some 40 pages of the launcher a cycle, each a copy-on-write fault while a
+# candidate process shares them. A command is a small dict; the spare's message only carries its descriptors.
+CONTROL_BYTES = 4096
+SPARE_MESSAGE = marshal.dumps({"spare": True})
 
 
 def socketpair(kind: int) -> tuple[Any, Any]:
@@ -82,9 +87,11 @@ def send_fds(sock: Any, message: bytes, fds: list[int]) -> None:
     sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())])
 
 
-def recv_fds(sock: Any, size: int, max_fds: int) -> tuple[bytes, list[int]]:
-    """One message and the descriptors attached to it, as ``socket.recv_fds`` does."""
-    message, ancillary, _, _ = sock.recvmsg(size, _socket.CMSG_LEN(max_fds * 4))
+def recv_fds(sock: Any, buffer: memoryview, max_fds: int) -> tuple[bytes, list[int]]:
+    """One message (read into ``buffer``, made once by the caller: ``recvmsg`` would make a new object of the
+    buffer's size for every message) and the descriptors attached to it, as ``socket.recv_fds`` does."""
+    size, ancillary, _, _ = sock.recvmsg_into([buffer], _socket.CMSG_LEN(max_fds * 4))
+    message = bytes(buffer[:size])
     fds = array.array("i")
     for level, kind, data in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
@@ -274,7 +281,7 @@ class Launcher:
         """Until the candidate process ends (then reap it and tell the supervisor its wait status and CPU
         time) or the supervisor sends its next command."""
         if self.pid is None:
-            control.sendall(json.dumps({"exited": None, "cpu_s": 0.0}).encode())
+            control.sendall(marshal.dumps({"exited": None, "cpu_s": 0.0}))
             return
         waiting = select.poll()
         waiting.register(control, select.POLLIN)
@@ -290,8 +297,7 @@ class Launcher:
                 pid, status, usage = os.wait4(self.pid, os.WNOHANG)
                 if pid:
                     self.exited = status
-                    control.sendall(json.dumps({"exited": status,
-                                                "cpu_s": usage.ru_utime + usage.ru_stime}).encode())
+                    control.sendall(marshal.dumps({"exited": status, "cpu_s": usage.ru_utime + usage.ru_stime}))
                     return
                 if control.fileno() in ready:
                     return  # the supervisor's next command (a stop at the deadline)
@@ -339,25 +345,25 @@ def serve(control: Any, site_dirs: list[str]) -> None:
     launcher = Launcher(site_dirs)
     _candidate.warm_up()
     gc.freeze()  # what the launcher made since the supervisor's freeze: the collector leaves it alone too
-    control.sendall(json.dumps({"jail": launcher.jail is not None,
-                                "hidden": launcher.jail.hidden if launcher.jail else []}).encode())
+    control.sendall(marshal.dumps({"jail": launcher.jail is not None,
+                                   "hidden": launcher.jail.hidden if launcher.jail else []}))
     tmp_bytes = 32 << 20
     while True:
         fds = launcher.fork_spare(tmp_bytes)
-        send_fds(control, b'{"spare": true}', list(fds))
+        send_fds(control, SPARE_MESSAGE, list(fds))
         for fd in fds:
             os.close(fd)
         launcher.pid, launcher.spare = launcher.spare, None  # the execution's candidate process, once its job comes
         while True:
-            message = control.recv(1 << 16)
+            message = control.recv(CONTROL_BYTES)
             if not message:  # the supervisor is gone: so are the candidate process and all it started
                 launcher.stop(False)
                 os._exit(0)
-            command = json.loads(message)
+            command = marshal.loads(message)
             if command.get("op") == "watch":
                 launcher.watch(control)
                 continue
             launcher.uid = command.get("uid")
             tmp_bytes = int(command.get("tmp_bytes", tmp_bytes))
-            control.sendall(json.dumps(launcher.stop(bool(command.get("grace")))).encode())
+            control.sendall(marshal.dumps(launcher.stop(bool(command.get("grace")))))
             break
