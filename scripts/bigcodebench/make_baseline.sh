@@ -6,9 +6,10 @@
 #   scripts/bigcodebench/make_baseline.sh      build it; where it is there already, only add what is missing
 #
 # `bigcodebench` is installed without its dependencies (they pull vllm and a GPU stack); what its `evaluate`
-# imports is added by name: appdirs, tempdir, wget, termcolor, fire, gradio_client, e2b, transformers (imported by
-# its generation side, which `evaluate` imports; no torch needed), datasets < 2.20 and pyarrow < 15 (the versions its
-# data loading works with), typing-extensions (newer than tensorflow's pin: gradio_client needs it). A fresh build
+# imports is added by name: appdirs, tempdir, wget, termcolor, fire, gradio_client, e2b; transformers, pqdm and
+# tree-sitter with its Python grammar (imported by its generation and sanitising side, which `evaluate` imports; no
+# torch needed); datasets < 2.20 and pyarrow < 15 (the versions its data loading works with); typing-extensions
+# (newer than tensorflow's pin: gradio_client needs it). A fresh build
 # happens in $DEST.build and is moved to $DEST when complete, so an interrupted build never looks finished; the
 # console scripts' first lines are rewritten to the final path after the move. Every pip call goes through the
 # environment's interpreter (`python -m pip`), never a script whose first line may name another place.
@@ -20,16 +21,17 @@ DEST=${DEST:-$HOME/.cache/sotacheck/bigcodebench-0.2.5-baseline}
 PYTHON=${PYTHON:-python3}
 REQUIREMENTS=$REPO/scripts/bigcodebench/requirements.txt
 EVALUATOR=(bigcodebench==0.2.5)
-EVALUATOR_IMPORTS=(appdirs tempdir wget termcolor fire gradio_client e2b transformers 'datasets<2.20' 'pyarrow<15'
-                   typing-extensions)
+EVALUATOR_IMPORTS=(appdirs tempdir wget termcolor fire gradio_client e2b transformers 'pqdm>=0.2.0' 'tree_sitter>=0.22.0'
+                   'tree-sitter-python>=0.21.0' 'datasets<2.20' 'pyarrow<15' typing-extensions)
 
 ready() { "$1/bin/python" -c 'import bigcodebench.evaluate' 2>/dev/null; }
+check() { "$1/bin/python" -c 'import bigcodebench.evaluate'; }  # the same, saying why not
 install() {  # into the environment at $1: the evaluation libraries, the evaluator, what it imports
     local pip=("$1/bin/python" -m pip install -q --prefer-binary)
     "${pip[@]}" -r "$REQUIREMENTS"
     "${pip[@]}" --no-deps "${EVALUATOR[@]}"
     "${pip[@]}" "${EVALUATOR_IMPORTS[@]}"
-    ready "$1"
+    check "$1"
 }
 
 mkdir -p "$(dirname "$DEST")"
@@ -44,7 +46,7 @@ fi
 
 BUILD=$DEST.build
 rm -rf "$BUILD"
-"$PYTHON" -m venv "$BUILD"
+"$PYTHON" -m venv --prompt "$(basename "$DEST")" "$BUILD"
 "$BUILD/bin/python" -m pip install -q --upgrade pip
 install "$BUILD"
 mv "$BUILD" "$DEST"
