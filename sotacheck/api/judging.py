@@ -197,8 +197,9 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
 def audit_tests(dataset: str, *, workers: int | None = None, test_timeout: float = 5.0,
                 data_dir: str | Path | None = None, hub_id: str | None = None) -> SuspectReport:
     """Run cheap wrong programs (constants, the identity, the input echoed, the canonical solution with its
-    result changed) against each problem's hidden tests: the problems whose tests accept one, with the
-    program (see :mod:`sotacheck.reruns.suspects`).
+    result changed; for BigCodeBench's unittest tasks also empty DataFrames, arrays and plots and a stub that
+    raises) against each problem's hidden tests: the problems whose tests accept one, with the program (see
+    :mod:`sotacheck.reruns.suspects`).
 
     Parameters
     ----------
@@ -207,7 +208,8 @@ def audit_tests(dataset: str, *, workers: int | None = None, test_timeout: float
     workers : int, optional
         Sandbox processes (at least 1; default: one per core).
     test_timeout : float
-        Seconds each test may take.
+        Seconds each test may take (a BigCodeBench task: its own limit, ``$BIGCODEBENCH_TIMEOUT_PER_TASK`` or
+        240 s for all its tests).
     data_dir : str or Path, optional
         Local benchmark files.
     hub_id : str, optional
