@@ -123,25 +123,41 @@ def main() -> None:
         _measure(options.sequence)
 
 
-def _measure(sequence: bool) -> None:
-    for name in [n for n in os.environ if n.startswith("SOTACHECK_")]:
-        del os.environ[name]  # the benchmark copies shipped with sotacheck, as the golden-output test reads them
-    import sotacheck
+def figures() -> tuple[list[tuple[str, list[str]]], Counter[str]]:
+    """The stops of one report's walk (module, the functions called there in turn) and the counts of
+    :data:`COUNTED`."""
+    saved = {name: os.environ.pop(name) for name in [n for n in os.environ if n.startswith("SOTACHECK_")]}
+    # without $SOTACHECK_*: the benchmark copies shipped with sotacheck, as the golden-output test reads them
+    try:
+        import sotacheck
 
-    with tempfile.TemporaryDirectory() as folder:
-        run_dir = Path(folder) / "mapcoder-he"
-        sotacheck.import_logs("mapcoder", path=REPO / "data/published/mapcoder/ChatGPT/HumanEval", out=run_dir)
-        claims = sorted((REPO / "data" / "claims").glob("*.yaml"))
-        calls, counted = walk([run_dir], output=Path(folder) / "report.html", claims=claims, leaderboard=["humaneval"])
+        with tempfile.TemporaryDirectory() as folder:
+            run_dir = Path(folder) / "mapcoder-he"
+            sotacheck.import_logs("mapcoder", path=REPO / "data/published/mapcoder/ChatGPT/HumanEval", out=run_dir)
+            claims = sorted((REPO / "data" / "claims").glob("*.yaml"))
+            calls, counted = walk([run_dir], output=Path(folder) / "report.html", claims=claims,
+                                  leaderboard=["humaneval"])
+    finally:
+        os.environ.update(saved)
     stops: list[tuple[str, list[str]]] = []
     for module, function in calls:
         if stops and stops[-1][0] == module:
             stops[-1][1].append(function)
         else:
             stops.append((module, [function]))
-    entries = Counter(module for module, _ in stops)
+    return stops, counted
+
+
+def entries_of(stops: list[tuple[str, list[str]]]) -> Counter[str]:
+    """How many stops each module has."""
+    return Counter(module for module, _ in stops)
+
+
+def _measure(sequence: bool) -> None:
+    stops, counted = figures()
+    entries = entries_of(stops)
     print(f"stops {len(stops)}, modules {len(entries)}, returns {len(stops) - len(entries)}, "
-          f"calls receiving the runs {len(calls)}")
+          f"calls receiving the runs {sum(len(functions) for _, functions in stops)}")
     print("entries per module: " + ", ".join(f"{m} {n}" for m, n in sorted(entries.items(), key=lambda e: (-e[1], e[0]))))
     print("calls of: " + ", ".join(f"{name} {counted[name]}" for name in COUNTED))
     if sequence:
