@@ -128,7 +128,8 @@ def test_no_module_of_the_judge_the_loaders_or_the_authors_code_tests_a_dataset_
 
     root = Path(__file__).resolve().parents[3]
     pattern = re.compile(r"""dataset\s*(==|!=|\bin\b|\bnot in\b)\s*[("'{\[]""")
+    folders = ("reruns/sandbox", "reruns/benchmarks", "reruns/original")
     found = [f"{path.relative_to(root)}:{number}: {line.strip()}"
-             for folder in ("reruns/sandbox", "reruns/benchmarks", "reruns/original") for path in sorted((root / folder).rglob("*.py"))
+             for folder in folders for path in sorted((root / folder).rglob("*.py"))
              for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
     assert not found, found
