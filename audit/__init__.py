@@ -1,7 +1,7 @@
-"""Statistics of sotacheck (``sotacheck.audit``): pass-rate intervals, paired tests, power, studies, the
-standard analysis, sweeps and decay fits, claim registries and verdicts, leaderboards, the CI gate, the
-importers of other tools' logs, and everything the HTML report shows (``report_inputs``). Numbers only:
-nothing here renders or prints.
+"""Statistics of sotacheck (``sotacheck.audit``): pass-rate intervals, paired tests, power, studies, runs
+combined once for every audit of them (``combined``), the standard analysis, sweeps and decay fits, claim
+registries and verdicts, leaderboards, the CI gate, the importers of other tools' logs, and everything the HTML
+report shows (``report_inputs``). Numbers only: nothing here renders or prints.
 
 The public modules are ``__all__`` (``docs/python-api.md`` lists them), imported on first use. The others
 (``claim_checks``, ``claim_evidence``, ``claim_model``, ``claim_rank``, ``distributions``,
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         analysis_results,
         claim_registry,
         claims,
+        combined,
         compare,
         decay,
         decay_fits,
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
         sweeps,
     )
 
-__all__ = ["analysis", "analysis_results", "claim_registry", "claims", "compare", "decay", "decay_fits", "fidelity", "gate",
-           "importers", "intervals", "leaderboard", "leaderboard_results", "paired", "power", "report_inputs", "studies",
-           "sweeps"]
+__all__ = ["analysis", "analysis_results", "claim_registry", "claims", "combined", "compare", "decay", "decay_fits",
+           "fidelity", "gate", "importers", "intervals", "leaderboard", "leaderboard_results", "paired", "power",
+           "report_inputs", "studies", "sweeps"]
 
 __getattr__ = lazy_submodules(__name__, __all__)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,36 +22,18 @@ from sotacheck.audit.analysis_results import (
     StudyResult,
     UnscoredArm,
 )
+from sotacheck.audit.combined import CombinedRuns, combine, combine_runs, paper_defaults
 from sotacheck.audit.intervals import clustered_pass_rate
 from sotacheck.audit.paired import holm, mcnemar_exact, paired_bootstrap_difference, sign_flip_test
 from sotacheck.audit.power import mdd_paired
-from sotacheck.audit.studies import RUN_COLUMN, Study, find_studies
+from sotacheck.audit.studies import Study
 from sotacheck.core.rundir import OutcomeError, Run
 
-__all__ = ["REQUESTED", "AnalysisResult", "ArmSummary", "Comparison", "NotCompared", "PairedOutcomes", "StudyResult",
+__all__ = ["REQUESTED", "AnalysisResult", "ArmSummary", "CombinedRuns", "Comparison", "NotCompared", "PairedOutcomes",
+           "StudyResult",
            "UnscoredArm", "analyze", "combine_runs", "compare_arms", "compare_if_possible", "default_baseline",
            "outcome_matrix", "paired_outcomes", "paper_defaults", "partial_repeats", "study_findings", "summarise_arm",
            "unscored_arm"]
-
-
-def combine_runs(runs: list[Run]) -> pd.DataFrame:
-    """One outcome table from several runs. When a run uses an arm name an earlier run already used, *every*
-    arm of that run is prefixed with the run's name, so a run's arms (a sweep's settings) stay together.
-    Columns added: ``label`` (the arm as its run names it) and ``run_index`` (the run's position)."""
-    if not runs:
-        raise OutcomeError("no runs given")
-    seen: set[tuple[str, str]] = set()
-    frames: list[pd.DataFrame] = []
-    for run in runs:
-        frame = run.outcomes.copy()
-        frame["label"] = frame["arm"]  # the arm as its run names it, before any prefix
-        frame[RUN_COLUMN] = len(frames)
-        keys = set(frame[["arm", "dataset"]].drop_duplicates().itertuples(index=False, name=None))
-        if keys & seen:
-            frame["arm"] = run.name + ":" + frame["arm"]
-        seen |= set(frame[["arm", "dataset"]].drop_duplicates().itertuples(index=False, name=None))
-        frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
 
 
 def outcome_matrix(table: pd.DataFrame, arm: str, dataset: str) -> pd.DataFrame:
@@ -185,7 +166,7 @@ def compare_arms(table: pd.DataFrame, a: str, b: str, dataset: str, confidence_l
                       float(pvalue), midp, float("nan"), mdd, tuple(notes))
 
 
-def default_baseline(runs: list[Run], arms: list[str]) -> str:
+def default_baseline(runs: Sequence[Run], arms: list[str]) -> str:
     """The arm to compare against when none is named: the first run's first pipeline as the run listed
     them (a rerun's ``spec``; a method comparison usually lists Direct first), else the first arm.
 
@@ -209,17 +190,7 @@ def default_baseline(runs: list[Run], arms: list[str]) -> str:
     return arms[0]
 
 
-def paper_defaults(runs: list[Run]) -> dict[str, dict[str, Any]]:
-    """Each pipeline's paper-default parameters as the runs recorded them (the first run naming a
-    pipeline wins): the setting a sweep is compared against."""
-    found: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        for pipeline, params in run.manifest.pipeline_defaults.items():
-            found.setdefault(pipeline, dict(params))
-    return found
-
-
-def _study_baseline(runs: list[Run], table: pd.DataFrame, study: Study, wanted: str | None) -> tuple[str, list[str]]:
+def _study_baseline(runs: Sequence[Run], table: pd.DataFrame, study: Study, wanted: str | None) -> tuple[str, list[str]]:
     """The arm a study's arms are compared against: the one the user named (by its name in the table or
     in its run), else :func:`default_baseline` over the study's first run; with a note when the named one
     is not in this study."""
@@ -236,13 +207,14 @@ def _study_baseline(runs: list[Run], table: pd.DataFrame, study: Study, wanted: 
     return chosen, notes
 
 
-def analyze(runs: list[Run], baseline: str | None = None, confidence_level: float = 0.95,
+def analyze(runs: Sequence[Run] | CombinedRuns, baseline: str | None = None, confidence_level: float = 0.95,
             n_resamples: int = 10_000, seed: int = 0, compare: Sequence[tuple[str, str]] = ()) -> AnalysisResult:
     """Pass rates per arm and dataset, and within each study every arm against the study's baseline.
 
     Parameters
     ----------
-    runs : the runs to analyse, in order (the first run of a study chooses its default baseline).
+    runs : the runs to analyse, in order (the first run of a study chooses its default baseline), or those runs
+        combined already (:func:`sotacheck.audit.combined.combine`).
     baseline : the arm to compare against, by its name in the combined table or in its own run (``direct``
         matches every study's ``direct``); a study without it uses its default (see
         :func:`default_baseline`), with a note. Default: each study's default.
@@ -256,8 +228,8 @@ def analyze(runs: list[Run], baseline: str | None = None, confidence_level: floa
     AnalysisResult
         Holm-adjusted p-values within each study (the family of its comparisons against its baseline).
     """
-    table = combine_runs(runs)
-    table["study"], studies = find_studies(runs, table)
+    combined = runs if isinstance(runs, CombinedRuns) else combine(runs)
+    table, studies = combined.table, combined.studies
     arms_in_order = list(dict.fromkeys(table["arm"]))
     if baseline is not None and baseline not in arms_in_order and baseline not in set(table["label"]):
         raise OutcomeError(f"baseline arm {baseline!r} is not in the runs; arms: {', '.join(arms_in_order)}")
@@ -272,7 +244,7 @@ def analyze(runs: list[Run], baseline: str | None = None, confidence_level: floa
         unscored += [replace(u, study=study.id) for u in lacking.values()]
         summaries += [replace(summarise_arm(cells, arm, study.dataset, confidence_level), study=study.id)
                       for arm in study.arms if arm not in lacking]
-        chosen, notes = _study_baseline(runs, table, study, baseline) if len(study.arms) > 1 else (None, [])
+        chosen, notes = _study_baseline(combined.runs, table, study, baseline) if len(study.arms) > 1 else (None, [])
         family = []
         for arm in study.arms:
             if chosen and arm != chosen:

@@ -23,22 +23,22 @@ from sotacheck.audit.paired import pairing_range
 from sotacheck.core.errors import InputError
 
 if TYPE_CHECKING:
-    from sotacheck.core.rundir import Run
+    import pandas as pd
 
 
-def rerun(claim: Claim, runs: list[Run]) -> CheckResult:
-    """The paired test of :mod:`sotacheck.audit.analysis` on the claim's two arms of a run (per-problem data)."""
-    from sotacheck.audit.analysis import NotCompared, combine_runs, compare_if_possible  # pandas: only for runs
+def rerun(claim: Claim, table: pd.DataFrame | None) -> CheckResult:
+    """The paired test of :mod:`sotacheck.audit.analysis` on the claim's two arms of a run (per-problem data):
+    ``table`` is that run's combined outcomes (:meth:`sotacheck.audit.combined.CombinedRuns.parts`), None when
+    the run was not given."""
+    from sotacheck.audit.analysis import NotCompared, compare_if_possible  # pandas: only for runs
 
     assert claim.rerun is not None
     arms = claim.rerun
     question = "On the same problems, does the method solve significantly more than the baseline? (paired test " \
                "on the per-problem results of a run)"
-    named = [run for run in runs if run.name == arms.run]
-    if not named:
+    if table is None:
         return CheckResult("rerun", question, f"Needs the run {arms.run!r} with the per-problem results (pass "
                            f"--runs runs/{arms.run}).", None)
-    table = combine_runs(named)
     present = set(table.loc[table["dataset"] == arms.dataset, "arm"])
     for field_name in ("method_arm", "baseline_arm"):
         arm = getattr(arms, field_name)

@@ -29,7 +29,7 @@ from sotacheck.audit.claim_model import RankClaim
 from sotacheck.core.errors import InputError
 
 if TYPE_CHECKING:  # pandas (the run directory's tables) only when a rank claim is checked
-    from sotacheck.core.rundir import Run
+    from sotacheck.audit.combined import CombinedRuns
 
 QUESTION = ("Is the system alone in the top group: do the pairwise tests (Holm over all pairs of the leaderboard) "
             "leave every other system beaten by some system?")
@@ -37,15 +37,17 @@ QUESTION_IU = ("Does the system beat each competitor in a one-sided paired test 
                "test must reject, no multiplicity adjustment)?")
 
 
-def rank_check(claim: RankClaim, runs: list[Run]) -> CheckResult:
-    """The one check of a rank claim, by the claim's ``test`` (module docstring)."""
+def rank_check(claim: RankClaim, named: CombinedRuns | None) -> CheckResult:
+    """The one check of a rank claim, by the claim's ``test`` (module docstring), on the runs its leaderboard
+    names, combined (:meth:`sotacheck.audit.combined.CombinedRuns.parts`; None when none was given)."""
     board_ref = claim.leaderboard
     question = QUESTION_IU if claim.test == "intersection-union" else QUESTION
-    named = [run for name in board_ref.runs for run in runs if run.name == name]
-    missing = [name for name in board_ref.runs if not any(run.name == name for run in runs)]
+    given = {run.name for run in named.runs} if named is not None else set()
+    missing = [name for name in board_ref.runs if name not in given]
     if missing:
         return CheckResult("rank", question, f"Needs the leaderboard's run(s) {', '.join(map(repr, missing))} (pass "
                            f"{' '.join(f'--runs runs/{m}' for m in missing)}).", None)
+    assert named is not None
     if claim.test == "intersection-union":
         return _intersection_union(claim, named)
     return _top_group(claim, named)
@@ -60,16 +62,15 @@ def _not_on_board(claim: RankClaim, field: str, name: str, names: list[str]) -> 
                       f"{', '.join(claim.leaderboard.runs)} (systems: {', '.join(names)})")
 
 
-def _intersection_union(claim: RankClaim, runs: list[Run]) -> CheckResult:
+def _intersection_union(claim: RankClaim, named: CombinedRuns) -> CheckResult:
     import numpy as np
 
-    from sotacheck.audit.analysis import combine_runs
     from sotacheck.audit.leaderboard import count_outcomes, select_dataset
     from sotacheck.audit.paired import choose_pairwise_test
 
     alpha = claim.leaderboard.alpha
     try:
-        table = combine_runs(runs)
+        table = named.table
         dataset = select_dataset(table, claim.leaderboard.dataset)
         counts = count_outcomes(table, dataset)
     except InputError as exc:
@@ -109,12 +110,12 @@ def _intersection_union(claim: RankClaim, runs: list[Run]) -> CheckResult:
                        numbers=numbers)
 
 
-def _top_group(claim: RankClaim, runs: list[Run]) -> CheckResult:
+def _top_group(claim: RankClaim, named: CombinedRuns) -> CheckResult:
     from sotacheck.audit.leaderboard import leaderboard  # pandas and the tests: only for a rank claim
 
     board_ref = claim.leaderboard
     try:
-        board = leaderboard(runs, board_ref.dataset, alpha=board_ref.alpha)
+        board = leaderboard(named, board_ref.dataset, alpha=board_ref.alpha)
     except InputError as exc:
         raise _field_error(claim, exc) from None
     names = [s.system for s in board.systems]

@@ -48,6 +48,11 @@ from sotacheck.audit.claim_registry import Claim, ClaimsError, Registry, load_re
 from sotacheck.core.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
+
+    from sotacheck.audit.combined import CombinedRuns
     from sotacheck.core.rundir import Run
 
 __all__ = ["ALPHA", "CONTRADICTED", "EVIDENCE_ONLY", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult",
@@ -110,9 +115,10 @@ RULE_REASONS: dict[Verdict, str] = {
 }
 
 
-def applicable_checks(claim: Claim, runs: list[Run] | None = None,
+def applicable_checks(claim: Claim, table: pd.DataFrame | None = None,
                       dataset_sizes: dict[str, int] | None = None) -> list[CheckResult]:
-    """Every check that what was published allows, run."""
+    """Every check that what was published allows, run (``table``: the combined outcomes of the run the claim's
+    ``rerun`` names, :meth:`sotacheck.audit.combined.CombinedRuns.parts`; None when it was not given)."""
     checks: list[CheckResult] = []
     if claim.dataset is not None or claim.shipped_n is not None:
         checks.append(evidence.benchmark_size(claim, dataset_sizes or {}))
@@ -126,7 +132,7 @@ def applicable_checks(claim: Claim, runs: list[Run] | None = None,
     if claim.kind == "margin":
         units_ok = claim.method.unit == "percent" and (claim.baseline is None or claim.baseline.unit == "percent")
         if claim.rerun is not None:
-            checks.append(evidence.rerun(claim, runs or []))
+            checks.append(evidence.rerun(claim, table))
         if claim.discordant is not None:
             checks.append(stat.paired_counts(claim))
         if claim.n is not None and claim.discordant is None and (rates or (claim.margin is not None and units_ok)):
@@ -195,7 +201,7 @@ def _spread_note(checks: list[CheckResult], verdict: Verdict) -> list[str]:
             "and cannot decide: the runs share the same problems"]
 
 
-def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None,
+def evaluate(claim: Claim | RankClaim, paper: str, runs: Sequence[Run] | CombinedRuns | None = None,
              dataset_sizes: dict[str, int] | None = None) -> ClaimVerdict:
     """The verdict for one claim.
 
@@ -203,17 +209,52 @@ def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None
     ----------
     claim : the claim as published.
     paper : the id of its paper.
-    runs : loaded runs, for a claim whose per-problem data are a run's arms.
+    runs : loaded runs (or runs combined, :func:`sotacheck.audit.combined.combine`), for a claim whose
+        per-problem data are a run's arms.
     dataset_sizes : problem counts of the shipped benchmarks, for benchmark-size checks.
 
     Returns
     -------
     ClaimVerdict
     """
+    return _verdicts([(None, paper, claim)], runs, dataset_sizes)[0]
+
+
+def _named(claim: Claim | RankClaim) -> tuple[str, ...]:
+    """The runs whose per-problem data a claim's check reads, by name (none for most claims)."""
     if isinstance(claim, RankClaim):
-        return _evaluate_rank(claim, paper, runs or [])
+        return tuple(claim.leaderboard.runs)
+    return (claim.rerun.run,) if claim.rerun is not None else ()
+
+
+def _verdicts(claims: list[tuple[str | Path | None, str, Claim | RankClaim]], runs: Sequence[Run] | CombinedRuns | None,
+              dataset_sizes: dict[str, int] | None) -> list[ClaimVerdict]:
+    """The verdict of each (claims file, paper, claim); the runs are combined once, and each claim is given
+    only the part its check reads (:meth:`sotacheck.audit.combined.CombinedRuns.parts`)."""
+    parts: dict[tuple[str, ...], CombinedRuns | None] = {}
+    if runs:
+        from sotacheck.audit.combined import CombinedRuns, combine  # pandas: only for runs
+
+        combined = runs if isinstance(runs, CombinedRuns) else combine(runs)
+        parts = combined.parts(names for *_, claim in claims if (names := _named(claim)))
+    verdicts = []
+    for path, paper, claim in claims:
+        part = parts.get(_named(claim))
+        try:
+            verdicts.append(_evaluate_rank(claim, paper, part) if isinstance(claim, RankClaim)
+                            else _evaluate(claim, paper, None if part is None else part.table, dataset_sizes))
+        except ClaimsError as exc:
+            if path is None:
+                raise
+            raise ClaimsError(f"{'<stdin>' if str(path) == '-' else path}: {exc}") from None
+    return verdicts
+
+
+def _evaluate(claim: Claim, paper: str, table: pd.DataFrame | None, dataset_sizes: dict[str, int] | None
+              ) -> ClaimVerdict:
+    """A claim's verdict from its checks (:func:`applicable_checks`, :func:`decide`)."""
     try:
-        checks = applicable_checks(claim, runs, dataset_sizes)
+        checks = applicable_checks(claim, table, dataset_sizes)
     except InputError as exc:
         message = str(exc)
         raise ClaimsError(message if message.startswith("claim ") else f"claim {claim.id!r}: {message}") from None
@@ -230,10 +271,11 @@ def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None
                         None if p_range is None else (float(p_range[0]), float(p_range[1])))
 
 
-def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdict:
-    """A rank claim's verdict: its one check, by the claim's test (:mod:`sotacheck.audit.claim_rank`)."""
+def _evaluate_rank(claim: RankClaim, paper: str, part: CombinedRuns | None) -> ClaimVerdict:
+    """A rank claim's verdict: its one check, by the claim's test (:mod:`sotacheck.audit.claim_rank`), on the
+    runs it names (``part``)."""
     try:
-        check = rank_check(claim, runs)
+        check = rank_check(claim, part)
     except InputError as exc:
         raise ClaimsError(str(exc)) from None
     verdict = check.verdict or UNVERIFIABLE
@@ -244,20 +286,15 @@ def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdic
                         f"{why[0].upper()}{why[1:]}.", None, check.numbers, (), (check,), claim.check)
 
 
-def audit_registries(registries: list[tuple[str | Path, Registry]], runs: list[Run] | None = None,
+def audit_registries(registries: list[tuple[str | Path, Registry]], runs: Sequence[Run] | CombinedRuns | None = None,
                      dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
-    """Verdicts for every claim of loaded claims files (each with its path, ``-``: standard input), in order."""
-    verdicts = []
-    for path, registry in registries:
-        for claim in registry.claims:
-            try:
-                verdicts.append(evaluate(claim, registry.paper.id, runs, dataset_sizes))
-            except ClaimsError as exc:
-                raise ClaimsError(f"{'<stdin>' if str(path) == '-' else path}: {exc}") from None
-    return verdicts
+    """Verdicts for every claim of loaded claims files (each with its path, ``-``: standard input), in order;
+    ``runs`` may be combined already (:func:`sotacheck.audit.combined.combine`)."""
+    return _verdicts([(path, registry.paper.id, claim) for path, registry in registries for claim in registry.claims],
+                     runs, dataset_sizes)
 
 
-def audit_claims(files: list[Path] | list[str | Path], runs: list[Run] | None = None,
+def audit_claims(files: list[Path] | list[str | Path], runs: Sequence[Run] | CombinedRuns | None = None,
                  dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
     """Verdicts for every claim of every claims file (``-``: standard input), in file order."""
     return audit_registries([(file, load_registry(file)) for file in files], runs, dataset_sizes)

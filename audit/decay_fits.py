@@ -5,12 +5,13 @@ quotes the same R² interval. A fit stays within the run that made it: a sweep's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pandas as pd
 
-from sotacheck.audit.analysis import combine_runs
 from sotacheck.audit.analysis_results import AnalysisResult, ArmDecay
+from sotacheck.audit.combined import CombinedRuns, combine
 from sotacheck.audit.decay import DECAY_RESAMPLES, fit_decay
 from sotacheck.audit.studies import RUN_COLUMN
 from sotacheck.audit.sweeps import decay_arms
@@ -51,8 +52,9 @@ def run_decays(table: pd.DataFrame, n_resamples: int = DECAY_RESAMPLES, seed: in
     return tuple(out)
 
 
-def with_decays(result: AnalysisResult, runs: list[Run], n_resamples: int = DECAY_RESAMPLES,
+def with_decays(result: AnalysisResult, runs: Sequence[Run] | CombinedRuns, n_resamples: int = DECAY_RESAMPLES,
                 seed: int = DECAY_SEED) -> AnalysisResult:
-    """``result`` (the analysis of ``runs``) with the decay fits of ``runs`` (:func:`run_decays`): what the
-    report quotes, computed here once."""
-    return replace(result, decays=run_decays(combine_runs(runs), n_resamples, seed))
+    """``result`` (the analysis of ``runs``) with the decay fits of ``runs`` (:func:`run_decays`; ``runs`` may be
+    combined already, :func:`sotacheck.audit.combined.combine`): what the report quotes, computed here once."""
+    combined = runs if isinstance(runs, CombinedRuns) else combine(runs)
+    return replace(result, decays=run_decays(combined.table, n_resamples, seed))

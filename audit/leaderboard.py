@@ -28,7 +28,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import cochrans_q
 
 from sotacheck.audit import signflip
-from sotacheck.audit.analysis import combine_runs
+from sotacheck.audit.combined import CombinedRuns, combine
 from sotacheck.audit.intervals import proportion_interval
 from sotacheck.audit.leaderboard_facts import system_conditions, system_differences
 from sotacheck.audit.leaderboard_results import (
@@ -254,7 +254,7 @@ def select_dataset(table: pd.DataFrame, dataset: str | None) -> str:
     return dataset
 
 
-def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float = 0.05,
+def leaderboard(runs: Sequence[Run] | CombinedRuns, dataset: str | None = None, *, alpha: float = 0.05,
                 against: str | None = None, confidence_level: float = 0.95,
                 canonical: Mapping[str, bool] | None = None, weak_tests: Mapping[str, str] | None = None,
                 test: str | None = None) -> Leaderboard:
@@ -262,9 +262,9 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
 
     Parameters
     ----------
-    runs : sequence of Run
+    runs : sequence of Run, or CombinedRuns
         Run directories as loaded (several runs are put on one board; an arm name used by two runs is
-        prefixed with its run's name).
+        prefixed with its run's name), or runs combined already (:func:`sotacheck.audit.combined.combine`).
     dataset : str, optional
         The benchmark; required when the runs hold several.
     alpha : float
@@ -304,7 +304,8 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
         raise ArgumentError(f"`alpha` must be in (0, 1), got {alpha}")
     if not 0 < confidence_level < 1:
         raise ArgumentError(f"`confidence_level` must be in (0, 1), got {confidence_level}")
-    table = combine_runs(list(runs))
+    combined = runs if isinstance(runs, CombinedRuns) else combine(runs)
+    table = combined.table
     chosen = select_dataset(table, dataset)
     counts = count_outcomes(table, chosen)
     names = list(counts.systems)
@@ -336,7 +337,7 @@ def leaderboard(runs: Sequence[Run], dataset: str | None = None, *, alpha: float
         pair_rows.append(PairResult(names[i], names[j], a1, b1, int(ah), int(bh), diff, p, q, significant,
                                     result.test, rounding))
     n = len(names)
-    facts = system_conditions(runs, table, chosen)
+    facts = system_conditions(combined, chosen)
     systems = []
     for position, i in enumerate(order, start=1):
         above, below = int(better[:, i].sum()), int(better[i, :].sum())

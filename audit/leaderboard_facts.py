@@ -6,13 +6,11 @@ refuse a comparison.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pandas as pd
-
-from sotacheck.audit.studies import RUN_COLUMN, judge_condition, model_condition, sampling_condition
+from sotacheck.audit.combined import CombinedRuns
+from sotacheck.audit.studies import RUN_COLUMN
 from sotacheck.core.rundir import Run
 
 
@@ -32,17 +30,17 @@ def _declared(run: Run) -> dict[str, Any]:
     return systems if isinstance(systems, dict) else {}
 
 
-def system_conditions(runs: Sequence[Run], table: pd.DataFrame, dataset: str) -> SystemFacts:
-    """The facts of every arm of ``table`` (``combine_runs(runs)``) on ``dataset``."""
+def system_conditions(combined: CombinedRuns, dataset: str) -> SystemFacts:
+    """The facts of every arm of ``combined`` on ``dataset``: its conditions are its study's (the arms of a study
+    share them, :mod:`sotacheck.audit.studies`), its declared facts its run's."""
     facts = SystemFacts()
-    rows = table.loc[table["dataset"] == dataset, ["arm", "label", RUN_COLUMN]].drop_duplicates("arm")
-    for arm, label, index in rows.itertuples(index=False, name=None):
-        run = runs[int(index)]
-        model, endpoint = model_condition(run, str(label))
-        facts.conditions[str(arm)] = {"model": model.text, "endpoint": endpoint.text,
-                                      "sampling": sampling_condition(run, str(label)).text,
-                                      "judge": judge_condition(run).text}
-        declared = _declared(run).get(str(label))
+    table, studies = combined.table, {study.id: study for study in combined.studies}
+    rows = table.loc[table["dataset"] == dataset, ["arm", "label", RUN_COLUMN, "study"]].drop_duplicates("arm")
+    for arm, label, index, study_id in rows.itertuples(index=False, name=None):
+        study = studies[str(study_id)]
+        facts.conditions[str(arm)] = {"model": study.model, "endpoint": study.endpoint, "sampling": study.sampling,
+                                      "judge": study.judge}
+        declared = _declared(combined.runs[int(index)]).get(str(label))
         if isinstance(declared, dict) and declared:
             facts.meta[str(arm)] = dict(declared)
     return facts

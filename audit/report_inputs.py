@@ -1,5 +1,6 @@
 """Everything the HTML report shows, computed in the audit layer: the analysis with its decay fits, the claim
-verdicts, the sweeps, the fidelity of each arm, each study's per-problem outcomes and the leaderboards.
+verdicts, the sweeps, the fidelity of each arm, each study's per-problem outcomes and the leaderboards, all from
+the runs combined once (:mod:`sotacheck.audit.combined`).
 
 The report (:mod:`sotacheck.reports.html`) renders a :class:`ReportInputs` and computes nothing, so a number
 in the report is always one the audit made, the same one ``analyze``, ``claims`` and ``table`` print.
@@ -13,11 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sotacheck.audit.analysis import analyze, combine_runs, outcome_matrix, paper_defaults
+from sotacheck.audit.analysis import analyze, outcome_matrix
 from sotacheck.audit.analysis_results import AnalysisResult
 from sotacheck.audit.claims import ClaimVerdict, audit_claims
+from sotacheck.audit.combined import CombinedRuns, combine
 from sotacheck.audit.decay_fits import with_decays
 from sotacheck.audit.fidelity import ArmFidelity, fidelity, truncation_warnings
+from sotacheck.audit.leaderboard import leaderboard
 from sotacheck.audit.leaderboard_results import Leaderboard
 from sotacheck.audit.studies import RUN_COLUMN
 from sotacheck.audit.sweeps import SweepResult, arm_family, find_sweeps
@@ -65,6 +68,8 @@ class ReportInputs:
         Per study id, the share of repeats solved per arm and problem.
     leaderboards : tuple of Leaderboard
         The leaderboards asked for.
+    runs : tuple of Run
+        The runs, for their provenance.
     """
 
     analysis: AnalysisResult
@@ -74,25 +79,28 @@ class ReportInputs:
     fidelity_warnings: tuple[str, ...]
     outcome_shares: dict[str, OutcomeShares]
     leaderboards: tuple[Leaderboard, ...] = ()
+    runs: tuple[Run, ...] = ()
 
 
-def report_inputs(runs: list[Run], claims_files: Sequence[Path] = (), *, baseline: str | None = None,
-                  dataset_sizes: dict[str, int] | None = None, compare: Sequence[tuple[str, str]] = (),
-                  boards: Sequence[Leaderboard] = (), analysis: AnalysisResult | None = None) -> ReportInputs:
-    """Compute what the report of ``runs`` shows.
+def report_inputs(runs: Sequence[Run] | CombinedRuns, claims_files: Sequence[Path] = (), *,
+                  baseline: str | None = None, dataset_sizes: dict[str, int] | None = None,
+                  compare: Sequence[tuple[str, str]] = (), leaderboards: Sequence[str] = (),
+                  analysis: AnalysisResult | None = None) -> ReportInputs:
+    """Compute what the report of ``runs`` shows, from the runs combined once (:func:`~sotacheck.audit.combined.combine`):
+    every part below reads that one combination.
 
     Parameters
     ----------
-    runs : list of Run
-        The runs, as :func:`sotacheck.core.rundir.load_run` reads them.
+    runs : list of Run, or CombinedRuns
+        The runs, as :func:`sotacheck.core.rundir.load_run` reads them, or combined already.
     claims_files : sequence of Path
         Claims registries whose verdicts the report lists.
     baseline, compare
         As for :func:`sotacheck.audit.analysis.analyze`; used only when ``analysis`` is not given.
     dataset_sizes : dict of str to int, optional
         Benchmark sizes the claims need (their ``n``), by dataset name.
-    boards : sequence of Leaderboard
-        Leaderboards to show, computed by :func:`sotacheck.audit.leaderboard.leaderboard`.
+    leaderboards : sequence of str
+        Datasets to rank every arm of the runs on (:func:`sotacheck.audit.leaderboard.leaderboard`), each once.
     analysis : AnalysisResult, optional
         The analysis of ``runs`` with its decay fits, when the caller has it already.
 
@@ -104,21 +112,24 @@ def report_inputs(runs: list[Run], claims_files: Sequence[Path] = (), *, baselin
     ------
     OutcomeError
         No runs.
+    InputError
+        A leaderboard that cannot be made, a claims file that cannot be read.
     """
     if not runs:
         raise OutcomeError("no runs given")
+    combined = runs if isinstance(runs, CombinedRuns) else combine(runs)
+    boards = tuple(leaderboard(combined, name) for name in dict.fromkeys(leaderboards))
     if analysis is None:
-        analysis = with_decays(analyze(runs, baseline, compare=compare), runs)
-    table = combine_runs(runs)
-    claims = tuple(audit_claims(list(claims_files), runs, dataset_sizes)) if claims_files else ()
+        analysis = with_decays(analyze(combined, baseline, compare=compare), combined)
+    table = combined.table
+    claims = tuple(audit_claims(list(claims_files), combined, dataset_sizes)) if claims_files else ()
     sweeps = []
-    for index, run in enumerate(runs):
+    for index, defaults in enumerate(combined.defaults):
         own = table[table[RUN_COLUMN] == index]
-        defaults = paper_defaults([run]) or paper_defaults(runs)
         for dataset in dict.fromkeys(own["dataset"]):
             sweeps += [SweepFinding(arm_family(own, result.default_arm), dataset, result)
                        for result in find_sweeps(own, dataset, defaults)]
-    arms_fidelity = fidelity(runs)
+    arms_fidelity = fidelity(combined.runs)
     shares = {}
     for study in analysis.studies:
         names = [arm.arm for arm in analysis.for_study(study.study.id).arms]
@@ -130,5 +141,5 @@ def report_inputs(runs: list[Run], claims_files: Sequence[Path] = (), *, baselin
         matrix = np.vstack([outcome_matrix(cells, arm, dataset).mean(axis=1).reindex(problems).to_numpy()
                             for arm in names])
         shares[study.study.id] = OutcomeShares(tuple(names), tuple(str(p) for p in problems), matrix)
-    return ReportInputs(analysis, claims, tuple(sweeps), tuple(arms_fidelity),
-                        tuple(truncation_warnings(arms_fidelity)), shares, tuple(boards))
+    return ReportInputs(analysis, claims, tuple(sweeps), tuple(arms_fidelity), tuple(truncation_warnings(arms_fidelity)),
+                        shares, boards, combined.runs)

@@ -36,7 +36,7 @@ def main() -> None:
     run = load_run(write_run(work / "synthetic", pd.DataFrame(rows), {"source": "synthetic benchmark"}))
     claims = sorted(Path("data/claims").glob("*.yaml"))
     started = time.perf_counter()
-    out = write_report([run], report_inputs([run], claims, baseline="direct", dataset_sizes={"humaneval": 164}),
+    out = write_report(report_inputs([run], claims, baseline="direct", dataset_sizes={"humaneval": 164}),
                        work / "report.html")
     wall = time.perf_counter() - started
     size = out.stat().st_size / 1e6

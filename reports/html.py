@@ -193,9 +193,9 @@ def _left_out(arms: list[str]) -> str:
     return f"Left out: {'; '.join(arms)}." if arms else ""
 
 
-def build_model(runs: list[Run], inputs: ReportInputs) -> ReportModel:
-    """What the report shows: the numbers of ``inputs`` (:func:`sotacheck.audit.report_inputs.report_inputs`,
-    computed from ``runs``) laid out as text, tables and figures; ``runs`` give only their provenance."""
+def build_model(inputs: ReportInputs) -> ReportModel:
+    """What the report shows: the numbers of ``inputs`` (:func:`sotacheck.audit.report_inputs.report_inputs`)
+    laid out as text, tables and figures; its runs give only their provenance."""
     analysis, claims = inputs.analysis, list(inputs.claims)
     counts: dict[str, int] = {verdict: n for verdict, n in Counter(v.verdict for v in claims).items()}
     missing = []
@@ -228,7 +228,7 @@ def build_model(runs: list[Run], inputs: ReportInputs) -> ReportModel:
                         counts, analysis, studies, requested, missing=missing)
     model.sweeps = [(found.result, _sweep_figure(found)) for found in inputs.sweeps]
     model.decays = [(decay, _decay_figure(decay)) for decay in analysis.decays]
-    model.provenance = [_provenance(run) for run in runs]
+    model.provenance = [_provenance(run) for run in inputs.runs]
     model.fidelity = list(inputs.fidelity)
     model.fidelity_warnings = list(inputs.fidelity_warnings)
     if model.fidelity_warnings:
@@ -265,8 +265,8 @@ def render(model: ReportModel) -> str:
                                                              truncation_threshold=TRUNCATION_WARNING_SHARE)
 
 
-def write_report(runs: list[Run], inputs: ReportInputs, output: Path) -> Path:
-    """Render the report of ``runs`` from what the audit computed of them (``inputs``: the analysis, claim
-    verdicts, sweeps, fidelity and leaderboards, :func:`sotacheck.audit.report_inputs.report_inputs`) to
-    ``output``, atomically."""
-    return write_atomically(output, render(build_model(runs, inputs)))
+def write_report(inputs: ReportInputs, output: Path) -> Path:
+    """Render the report of what the audit computed of some runs (``inputs``: the analysis, claim verdicts,
+    sweeps, fidelity, leaderboards and the runs' provenance, :func:`sotacheck.audit.report_inputs.report_inputs`)
+    to ``output``, atomically."""
+    return write_atomically(output, render(build_model(inputs)))

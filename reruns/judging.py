@@ -18,11 +18,10 @@ from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 from sotacheck.reruns.benchmarks.registry import load_dataset
 from sotacheck.reruns.benchmarks.suites import base_tests
+from sotacheck.reruns.executors import EXECUTORS
 from sotacheck.reruns.samples import Duplicates
 from sotacheck.reruns.sandbox.result import SandboxLimits
 from sotacheck.reruns.sandbox.submission import Verdict
-
-EXECUTORS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -148,7 +147,9 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
     if canonical == (samples is not None):
         raise UsageError("give exactly one of --canonical and --samples FILE")
     if executor not in EXECUTORS:
-        raise UsageError(f"--executor {executor!r}: expected 'local' or 'ray'")
+        raise UsageError(f"--executor {executor!r}: expected {' or '.join(map(repr, EXECUTORS))}")
+    if executor not in ("local", "ray"):  # the judge's two ways: a local sandbox pool, or Ray's tasks
+        raise UsageError(f"--executor {executor!r}: the judge runs on 'local' or 'ray' only")
     if relative_timeout and executor != "local":
         raise UsageError("--relative-timeout: only with --executor local")
     limits = SandboxLimits(test_timeout_s=test_timeout_s)

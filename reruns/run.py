@@ -19,7 +19,8 @@ from sotacheck.core.provenance import git_revision, versions
 from sotacheck.core.rundir import DatasetInfo, Manifest, ModelIdentity, export_into
 from sotacheck.reruns.benchmarks.problem import Dataset
 from sotacheck.reruns.benchmarks.registry import load_dataset
-from sotacheck.reruns.executors import CellBatch, Executor, make_executor
+from sotacheck.reruns.executors import make_executor
+from sotacheck.reruns.executors.base import CellBatch, Executor
 from sotacheck.reruns.leakage import check_leakage
 from sotacheck.reruns.model import registry as backends
 from sotacheck.reruns.model.base import ChatModel

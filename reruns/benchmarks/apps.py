@@ -76,10 +76,11 @@ def _rows(path: Path) -> list[tuple[int, Any]]:
     return rows
 
 
-def problem_of(row: Any, where: str, problem_id: str, source: str, dataset: str = "apps") -> Problem:
-    """One row as a program problem; a malformed row is a one-line error naming ``where``. In
-    ``apps-execeval`` the tests ExecEval could not read are marked so (``IOTest.judgeable``)."""
-    as_execeval = dataset == "apps-execeval"
+def problem_of(row: Any, where: str, problem_id: str, source: str, dataset: str = "apps",
+               as_execeval: bool = False) -> Problem:
+    """One row as a program problem; a malformed row is a one-line error naming ``where``. ``as_execeval`` (a
+    benchmark judged by ExecEval's output rules, as its card says): the tests ExecEval could not read are marked
+    so (``IOTest.judgeable``)."""
     if not isinstance(row, dict):
         raise SotacheckError(f"{where}: not a JSON object")
     for field, kind in (("id", int), ("description", str), ("difficulty", str)):
@@ -101,8 +102,12 @@ def problem_of(row: Any, where: str, problem_id: str, source: str, dataset: str 
 
 
 def load_apps(data_dir: str | os.PathLike[str] | None = None, dataset: str = "apps") -> Dataset:
-    """The 150 APPS problems MapCoder and CodeSim report on (module docstring); ``dataset="apps-execeval"``
-    judges them exactly as MapCoder's ExecEval did, a test it could not read failing."""
+    """The 150 APPS problems MapCoder and CodeSim report on (module docstring), as ``dataset``; a dataset whose
+    card gives ExecEval's output rules (``apps-execeval``) judges them exactly as MapCoder's ExecEval did, a test
+    it could not read failing."""
+    from sotacheck.reruns.benchmarks.registry import card  # the registry lists this module's loader
+
+    as_execeval = card(dataset).output_rules == "execeval"
     path = find_data_file(APPS_SELECTED, data_dir)
     seen: Counter[int] = Counter()
     problems = []
@@ -112,7 +117,7 @@ def load_apps(data_dir: str | os.PathLike[str] | None = None, dataset: str = "ap
         if isinstance(row_id, int):
             seen[row_id] += 1
         problem_id = f"APPS/{row_id}" + (f"#{seen[row_id]}" if isinstance(row_id, int) and seen[row_id] > 1 else "")
-        problems.append(problem_of(row, where, problem_id, str(path), dataset))
+        problems.append(problem_of(row, where, problem_id, str(path), dataset, as_execeval))
     if not problems:
         raise SotacheckError(f"{path}: no problems in it")
     return Dataset(dataset, tuple(problems), (str(path),))

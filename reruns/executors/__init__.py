@@ -1,66 +1,54 @@
 """Where a run's cells execute: this process (``local``) or a Ray cluster (``ray``). The orchestration
-(``reruns/run.py``) calls one small protocol and never knows which; neither executor imports it.
+(``reruns/run.py``) calls one small protocol (:class:`~sotacheck.reruns.executors.base.Executor`) and never knows
+which; neither executor imports it.
 
 An executor is not part of the run spec: it never changes a result, so a run started on one resumes on
 the other.
+
+The executors are named in one registry, :data:`EXECUTORS`; the API's checks and the CLI's ``--executor`` choice
+read their names from it, so that adding an executor is one module and one entry::
+
+    EXECUTORS.entries["mine"] = Entry("mypackage.executor:MyExecutor", "cells on my cluster")
+
+An entry names a class (or any callable) taking the cluster's address (``--ray-address``; None for the default)
+and returning an :class:`~sotacheck.reruns.executors.base.Executor`. This module imports no executor, nor the
+harness: listing the names (``sotacheck --help``) stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any
 
-from sotacheck.core.errors import UsageError
-from sotacheck.reruns.benchmarks.problem import Dataset, Problem
-from sotacheck.reruns.model.base import ChatModel
-from sotacheck.reruns.pipelines import Arm
-from sotacheck.reruns.spec import RunSpec
-from sotacheck.reruns.store.run_store import RunStore
+from sotacheck.core.registry import Entry, Registry
 
-__all__ = ["NAMES", "CellBatch", "CellItem", "Executor", "OnCell", "make_executor"]
+if TYPE_CHECKING:
+    from sotacheck.reruns.executors.base import CellBatch, CellItem, Executor, OnCell
 
-NAMES = ("local", "ray")
-CellItem = tuple[Arm, Problem, int]
-OnCell = Callable[[int, int, int], None]
-"""Called after each cell with the calls it made, the calls sent to the model for it, and its tokens."""
+__all__ = ["EXECUTORS", "CellBatch", "CellItem", "Executor", "OnCell", "make_executor"]
 
-
-@dataclass(frozen=True)
-class CellBatch:
-    """The cells still to run, and what running them needs. ``groups`` are (problem, repeat) groups whose
-    arms run in order, so that a sweep's settings find an earlier setting's replies in the store."""
-
-    run_dir: Path
-    spec: RunSpec
-    dataset: Dataset
-    model: ChatModel
-    store: RunStore
-    replay: bool
-    groups: list[list[CellItem]]
-
-
-class Executor(Protocol):
-    """Runs cells; ``connect`` fails fast (before any model call) when it cannot run anything."""
-
-    def connect(self) -> None: ...
-
-    async def run_cells(self, batch: CellBatch, on_cell: OnCell) -> tuple[int, int]:
-        """Run every cell of ``batch``; returns (calls made, calls sent to the model)."""
-        ...
-
-    def close(self) -> None: ...
+EXECUTORS: Registry[Callable[[str | None], Executor]] = Registry("executor", {
+    "local": Entry("sotacheck.reruns.executors.local:LocalExecutor", "this machine"),
+    "ray": Entry("sotacheck.reruns.executors.ray:RayExecutor", "cells as Ray tasks; pip install 'sotacheck[ray]'"),
+})
+"""Every executor, by the name ``--executor`` takes, in the order the CLI lists them (the first is the default)."""
 
 
 def make_executor(name: str, ray_address: str | None = None) -> Executor:
-    """The executor called ``name`` (``local`` or ``ray``); Ray is imported only for ``ray``."""
-    if name == "local":
-        from sotacheck.reruns.executors.local import LocalExecutor
+    """The executor registered as ``name`` in :data:`EXECUTORS`, for the cluster at ``ray_address``; its module
+    (Ray's, for ``ray``) is imported only then.
 
-        return LocalExecutor()
-    if name == "ray":
-        from sotacheck.reruns.executors.ray import RayExecutor
+    Raises
+    ------
+    UsageError
+        ``name`` is not registered (the message lists the choices).
+    """
+    return EXECUTORS.get(name)(ray_address)
 
-        return RayExecutor(ray_address)
-    raise UsageError(f"--executor {name!r}: expected 'local' or 'ray'")
+
+def __getattr__(name: str) -> Any:
+    """The protocol's names (:mod:`.base`), imported on first use: they import the harness."""
+    if name in ("CellBatch", "CellItem", "Executor", "OnCell"):
+        return getattr(importlib.import_module("sotacheck.reruns.executors.base"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

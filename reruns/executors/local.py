@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from sotacheck.reruns.cell import PipelineOutcome, judge_and_store, run_pipeline
-from sotacheck.reruns.executors import CellBatch, OnCell
+from sotacheck.reruns.executors.base import CellBatch, OnCell
 from sotacheck.reruns.sandbox.pool import SandboxPool
 from sotacheck.reruns.sandbox.result import SandboxLimits
 from sotacheck.reruns.store.group_commit import GroupCommitter, GroupedWrites
@@ -24,6 +24,10 @@ class LocalExecutor:
     repeat) group's pipelines at a time, and up to :data:`JUDGE_BACKLOG` cells waiting for the judge, each
     judged by a task of its own. Workers, not a task per group: a run of 3,280 groups made 3,280 tasks at its
     start (about 0.1 s before the first call), nearly all of them waiting for a place."""
+
+    def __init__(self, address: str | None = None) -> None:
+        """``address``, a cluster's, is not used: this machine is the only place it runs (every executor of
+        :data:`~sotacheck.reruns.executors.EXECUTORS` is made with one)."""
 
     def connect(self) -> None:
         return None

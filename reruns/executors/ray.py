@@ -27,7 +27,7 @@ from typing import Any
 from sotacheck.core.errors import SotacheckError
 from sotacheck.core.version import version
 from sotacheck.reruns.benchmarks.problem import Dataset, Problem
-from sotacheck.reruns.executors import CellBatch, OnCell
+from sotacheck.reruns.executors.base import CellBatch, OnCell
 from sotacheck.reruns.model.base import Attempt, ChatRequest, ChatResponse, ModelCallFailed
 from sotacheck.reruns.model.recipe import ModelRecipe
 from sotacheck.reruns.sandbox.result import SandboxLimits

@@ -286,14 +286,12 @@ def report(runs: Iterable[Run | str | Path], *, output: str | Path = "report.htm
     audit.html True
     """
     from sotacheck.api.inputs import dataset_sizes
-    from sotacheck.audit.leaderboard import leaderboard as build_board
     from sotacheck.audit.report_inputs import report_inputs
     from sotacheck.reports.html import write_report
 
     loaded = runs_of(runs)
     files = [Path(f) for f in claims]
-    boards = [build_board(loaded, name) for name in dict.fromkeys(leaderboard)]
     inputs = report_inputs(loaded, files, baseline=baseline, dataset_sizes=dataset_sizes(files, data_dir),
-                           compare=compare, boards=boards)
-    return write_report(loaded, inputs, Path(output))
+                           compare=compare, leaderboards=leaderboard)
+    return write_report(inputs, Path(output))
 

@@ -165,13 +165,13 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `workers` must be at least 1, got 0
     """
+    from sotacheck.api.reruns import check_executor
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
     from sotacheck.reruns.samples import DUPLICATES
 
     if canonical == (samples is not None):
         raise UsageError("give exactly one of {canonical} and {samples}", parameters=("canonical", "samples"))
-    if executor not in ("local", "ray"):
-        raise UsageError(f"{{executor}} {executor!r}: expected 'local' or 'ray'", parameters=("executor",))
+    check_executor(executor)
     if relative_timeout and executor != "local":
         raise UsageError("{relative_timeout}: only with {executor} local", parameters=("relative_timeout", "executor"))
     if workers is not None and workers < 1:

@@ -16,10 +16,19 @@ MAX_SETTINGS = 500
 """The largest grid :func:`sweep_spec` makes without ``allow_large``."""
 
 
+def executor_names() -> tuple[str, ...]:
+    """The executors' names (``--executor``), as registered in :data:`sotacheck.reruns.executors.EXECUTORS`, the
+    default first; no executor is imported."""
+    from sotacheck.reruns.executors import EXECUTORS
+
+    return EXECUTORS.names()
+
+
 def check_executor(executor: str) -> None:
-    """Refuse an executor that is not ``local`` or ``ray``, before anything starts."""
-    if executor not in ("local", "ray"):
-        raise UsageError(f"{{executor}} {executor!r}: expected 'local' or 'ray'", parameters=("executor",))
+    """Refuse an executor that is not registered (:func:`executor_names`), before anything starts."""
+    names = executor_names()
+    if executor not in names:
+        raise UsageError(f"{{executor}} {executor!r}: expected {' or '.join(map(repr, names))}", parameters=("executor",))
 
 
 def reuse_dirs(reuse: Sequence[str | Path]) -> list[Path] | None:

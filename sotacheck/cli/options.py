@@ -24,7 +24,25 @@ baseline_option = click.option("--baseline", default=None,
 compare_option = click.option("--compare", nargs=2, multiple=True, metavar="ARM AGAINST",
                               help="Also compare ARM with AGAINST (names as `analyze` prints them), across studies "
                                    "if need be, labelled as such; repeatable; these form their own Holm family.")
-executor_option = click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+class ExecutorChoice(click.Choice):
+    """``--executor``'s choice: the executors registered when it is read (:func:`sotacheck.api.reruns.executor_names`),
+    an executor added after the CLI was imported included."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from sotacheck.api.reruns import executor_names
+
+        return executor_names()
+
+    @choices.setter
+    def choices(self, _value: object) -> None:
+        pass
+
+
+executor_option = click.option("--executor", type=ExecutorChoice(), default="local",
                                help="'local' (this machine) or 'ray' (cells as Ray tasks; pip install 'sotacheck[ray]').")
 ray_address_option = click.option("--ray-address", default=None,
                                   help="Ray cluster HOST:PORT, or 'auto' for one started on this machine "

@@ -96,7 +96,7 @@ def test_the_call_table_round_trips_and_a_missing_column_is_named(tmp_path: Path
 
 def test_the_report_shows_the_figures_and_the_warning(tmp_path: Path) -> None:
     published, _ = api.import_logs("mapcoder", path=PUBLISHED, out=tmp_path / "mapcoder-he")
-    model = build_model(runs := [load_run(RUNS / "methods-qwen05b"), published], report_inputs(runs))
+    model = build_model(report_inputs([load_run(RUNS / "methods-qwen05b"), published]))
     (warning,) = [w for w in model.fidelity_warnings if "mapcoder[k=3,t=5]" in w and "cut by the token limit" in w]
     assert any("replies cut by the token limit (Fidelity, below)" in line for line in model.summary)
     html = render(model)

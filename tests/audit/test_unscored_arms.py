@@ -126,8 +126,8 @@ def test_cli_and_html_report(tmp_path, with_broken) -> None:
                              capture_output=True, text=True)
     assert as_json.returncode == 0 and json.loads(as_json.stdout)["unscored"][0]["cause"] == f"all {N} cells are errors"
     only_broken = write_run(tmp_path / "only-broken", pd.DataFrame(_cells("broken", [None] * N)), {"source": "csv"})
-    html = render(build_model(runs := [load_run(run_dir), load_run(only_broken)],
-                              report_inputs(runs, baseline="direct", compare=[("method", "broken")])))
+    html = render(build_model(report_inputs([load_run(run_dir), load_run(only_broken)], baseline="direct",
+                                            compare=[("method", "broken")])))
     assert f"broken on humaneval: no pass rate and no comparison: all {N} cells are errors." in html
     assert "Asked for by name, method vs broken on humaneval: not compared" in html
     assert "no pass rate to report." in html

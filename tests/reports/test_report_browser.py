@@ -44,7 +44,7 @@ def studies(runs) -> list:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, runs) -> Path:
-    return write_report(runs, report_inputs(runs, sorted((REPO / "data" / "claims").glob("*.yaml")), baseline="direct",
+    return write_report(report_inputs(runs, sorted((REPO / "data" / "claims").glob("*.yaml")), baseline="direct",
                                       dataset_sizes={"humaneval": 164}), tmp_path_factory.mktemp("report") / "report.html")
 
 

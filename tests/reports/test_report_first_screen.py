@@ -27,7 +27,7 @@ def mapcoder(tmp_path_factory) -> Run:
 
 
 def test_the_first_section_is_the_verdicts_at_a_glance(mapcoder) -> None:
-    model = build_model([mapcoder], report_inputs([mapcoder], [REPO / "data/claims/mapcoder.yaml"], baseline="CoT"))
+    model = build_model(report_inputs([mapcoder], [REPO / "data/claims/mapcoder.yaml"], baseline="CoT"))
     html = render(model)
     first = html.index("<section")
     assert html.index('id="glance"') < html.index("<section", first + 1)
@@ -41,19 +41,19 @@ def test_the_first_section_is_the_verdicts_at_a_glance(mapcoder) -> None:
 
 
 def test_no_claims_warning_when_no_claims_were_asked_for(mapcoder) -> None:
-    html = render(build_model([mapcoder], report_inputs([mapcoder])))
+    html = render(build_model(report_inputs([mapcoder])))
     assert "No claims registry given" not in html and "claim" not in html.split('id="glance"')[1].split("</section>")[0]
 
 
 def test_a_figure_names_the_arms_it_leaves_out_and_why(mapcoder) -> None:
-    model = build_model([mapcoder], report_inputs([mapcoder]))
+    model = build_model(report_inputs([mapcoder]))
     (cost,) = [f for f in model.studies[0].figures if "cost and accuracy" in f.title]
     assert cost.left_out == "Left out: Reflexion-10 (no token counts recorded)."  # its log records no tokens
     assert "<strong>Left out: Reflexion-10 (no token counts recorded).</strong>" in render(model)
 
 
 def test_an_imported_logs_counts_and_provenance_are_its_own(mapcoder) -> None:
-    model = build_model([mapcoder], report_inputs([mapcoder]))
+    model = build_model(report_inputs([mapcoder]))
     cells = {row.arm: (row.cells, row.cells_with_calls) for row in model.fidelity}
     assert cells == {"Analogical": (164, 0), "CoT": (164, 0), "MapCoder-5-5": (164, 164), "Reflexion-10": (164, 0)}
     (row,) = model.provenance
@@ -70,7 +70,7 @@ def test_readable_at_sixty_arms() -> None:
     rows = [{"arm": f"method-{i:02d}", "dataset": "humaneval", "problem": f"HumanEval/{p}", "repeat": 0,
              "passed": bool(rng.random() < rates[i])} for i in range(60) for p in range(164)]
     run = Run(None, normalise(pd.DataFrame(rows), "sixty"), {"name": "sixty"})
-    model = build_model([run], report_inputs([run], baseline="method-59"))
+    model = build_model(report_inputs([run], baseline="method-59"))
     (section,) = model.studies
     significant = sum(c.pvalue_holm < 0.05 for c in section.analysis.comparisons)
     assert significant > 5

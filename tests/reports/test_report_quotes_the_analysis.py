@@ -41,7 +41,7 @@ def test_the_report_quotes_the_intervals_of_the_analysis(fitted: tuple[list[Run]
 
     monkeypatch.setattr(decay, "fit_decay", refit)
     monkeypatch.setattr(decay_fits, "fit_decay", refit)
-    model = build_model(runs, report_inputs(runs, analysis=analysis))
+    model = build_model(report_inputs(runs, analysis=analysis))
     html = render(model)
     assert [d for d, _ in model.decays] == list(analysis.decays)
     for fit in fits:
