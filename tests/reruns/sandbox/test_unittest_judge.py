@@ -351,15 +351,17 @@ def test_the_program_cannot_read_the_answer_key_or_the_project(workers):
 @ROOT_ONLY
 def test_what_a_task_writes_anywhere_is_gone_for_the_next_and_never_on_the_host(workers):
     marker = f"sotacheck-left-{os.getpid()}-{time.monotonic_ns()}"
-    writer = (f"import os\ntry:\n    os.makedirs('/non/existent/path')\nexcept PermissionError:\n    pass\n"
-              f"else:\n    raise SystemExit('made /non')\nopen('/tmp/{marker}', 'w').write('x')\n"
+    # a top-level folder named for this run: a stray one left on the host by anything else cannot fail the test
+    top = f"/{marker}"
+    writer = (f"import os\ntry:\n    os.makedirs('{top}/existent/path')\nexcept PermissionError:\n    pass\n"
+              f"else:\n    raise SystemExit('made {top}')\nopen('/tmp/{marker}', 'w').write('x')\n"
               f"open(os.path.expanduser('~/{marker}'), 'w').write('x')\nopen('/dev/shm/{marker}', 'w').write('x')\n"
               "assert os.geteuid() != 0\n") + HONEST
     assert workers.run(writer, TESTS, _limits()).passed
-    reader = (f"import os\nLEFT = [p for p in ('/non', '/tmp/{marker}', os.path.expanduser('~/{marker}'), "
+    reader = (f"import os\nLEFT = [p for p in ('{top}', '/tmp/{marker}', os.path.expanduser('~/{marker}'), "
               f"'/dev/shm/{marker}') if os.path.exists(p)]\nassert not LEFT, LEFT\n") + HONEST
     assert workers.run(reader, TESTS, _limits()).passed
-    assert not Path("/non").exists() and not Path(f"/tmp/{marker}").exists()
+    assert not Path(top).exists() and not Path(f"/tmp/{marker}").exists()
     assert not Path(f"/dev/shm/{marker}").exists()
 
 
