@@ -6,7 +6,8 @@ Started by the judge (``reruns/sandbox/unittest_judge.py``) with the BigCodeBenc
 source, the task's time limit) and answers one JSON line per job. This parent never runs a line of the program.
 
 **Per task, a fresh child forked from this parent** (so a task costs its tests, not ``import pandas``; nothing
-one task leaves — figures, files, environment variables, seeds, patched modules — reaches the next; the task's
+one task leaves — figures, files, environment variables, seeds, patched modules — reaches the next, and each
+child draws fresh random numbers (numpy's global generator is reseeded: a fork would repeat the parent's); the task's
 test methods share the child, as they share one process in BigCodeBench's own evaluator):
 
 1. the child puts itself in a session of its own, a fresh working and temporary directory, stdin/stdout/stderr on
@@ -81,6 +82,19 @@ def _limit(resource_module: Any, which: int, value: int) -> None:
         pass
 
 
+def _fresh_random_state() -> None:
+    """Give the task fresh entropy, as a new interpreter would have. ``random`` reseeds itself in a forked child;
+    the global generators of the libraries this parent preloaded (numpy's, torch's) do not, so every child would
+    replay the parent's draws: a program whose result is random would get the same verdict however often it is
+    judged (``judge --repeat`` could not see that its tests are flaky), and every sample of a task the same draws."""
+    numpy_random = sys.modules.get("numpy.random")
+    if numpy_random is not None:
+        numpy_random.seed()  # no argument: from the operating system's entropy
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "seed"):
+        torch.seed()
+
+
 def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[int, int, int]) -> None:
     """Set up the forked child (step 1: in the jail where there is one) and run the tests."""
     import resource
@@ -112,6 +126,7 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
     os.close(setup_fd)
     os.environ["TMPDIR"] = workdir
     tempfile.tempdir = None
+    _fresh_random_state()
     _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     limits = job["limits"]
     _limit(resource, resource.RLIMIT_AS, limits["memory_mb"] * 1024 * 1024)

@@ -654,3 +654,18 @@ def test_a_task_may_not_start_unbounded_processes(workers):
                 "resource.getrlimit(resource.RLIMIT_NPROC)[0] > 4096\n"
     honest_if_out = HONEST.replace("def task_func(x):\n", "def task_func(x):\n    if not ESCAPED:\n        return 0\n")
     assert workers.run(unbounded + honest_if_out, TESTS, _limits()).status == "failed"
+
+
+COIN = "import numpy as np\ndef task_func(x):\n    return int(np.random.randint(0, 2))\n"
+COIN_TESTS = "import unittest\nclass TestCases(unittest.TestCase):\n    def test_heads(self):\n" \
+             "        self.assertEqual(task_func(0), 0)\n"
+
+
+def test_each_task_draws_fresh_random_numbers_from_a_preloaded_numpy() -> None:
+    """numpy preloaded in the runner (as for BigCodeBench): a forked child would replay the runner's global
+    generator, so a coin-flip program got one verdict however often it was judged (BigCodeBench/554's mutant:
+    20 of 20 the same). Reseeded per child, 24 judgements of a fair coin are all alike with probability 2^-23."""
+    pytest.importorskip("numpy")
+    with UnittestWorkers(1, python=sys.executable, preload=("numpy.random",)) as judge:  # numpy 2 loads it lazily
+        statuses = {judge.run(COIN, COIN_TESTS, _limits()).status for _ in range(24)}
+    assert statuses == {"passed", "failed"}, statuses
