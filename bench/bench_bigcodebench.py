@@ -10,6 +10,10 @@ a fresh cache (``XDG_CACHE_HOME``) so that nothing is reused. The baseline's int
 virtual environment with ``scripts/bigcodebench/requirements.txt`` and ``bigcodebench==0.2.5``; see
 bench/RESULTS.md for how it was made). The machine's load average is printed before and after.
 
+The baseline runs each task unconfined, as the user who runs this bench (sotacheck's side is jailed): as root, a
+task's tests write where they like on the host (one leaves ``/non/existent/path/test_file.pkl``, others files in
+``/tmp``). Run it as a normal user, or on a machine to throw away.
+
 With ``--samples FILE`` both judge the same samples file instead (the fidelity check on wrong programs, e.g.
 ``bench/bigcodebench_mutants.py``'s), each task limited to ``--task-timeout`` seconds on both sides.
 
