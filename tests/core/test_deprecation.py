@@ -1,0 +1,42 @@
+"""Old names kept for one release: each use warns, naming the new one, and gives the new name's value."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import pytest
+
+from sotacheck.core.deprecation import renamed_attribute, renamed_names
+
+
+@dataclass(frozen=True)
+class _Pair:
+    pvalue: float
+    p = renamed_attribute("p", "pvalue")
+
+
+def test_an_old_attribute_reads_the_new_one_and_warns() -> None:
+    pair = _Pair(0.25)
+    with pytest.warns(DeprecationWarning, match=r"^_Pair\.p is deprecated: it was renamed _Pair\.pvalue"):
+        assert pair.p == 0.25
+    assert asdict(pair) == {"pvalue": 0.25}  # not a field: the JSON a result gives has the new name only
+    with pytest.raises(AttributeError):
+        pair.p = 0.5  # type: ignore[misc]  # read-only
+
+
+def test_an_old_module_name_gives_the_new_object_and_warns() -> None:
+    class New:
+        pass
+
+    lookup = renamed_names("pkg.mod", {"Old": "New"}, {"New": New})
+    with pytest.warns(DeprecationWarning, match=r"^pkg\.mod\.Old is deprecated: it was renamed pkg\.mod\.New"):
+        assert lookup("Old") is New
+    with pytest.raises(AttributeError, match="has no attribute 'Other'"):
+        lookup("Other")
+
+
+def test_an_old_module_name_can_resolve_through_a_lazy_lookup() -> None:
+    lookup = renamed_names("pkg", {"Old": "New"}, {}, fallback=lambda name: f"lazy {name}")
+    with pytest.warns(DeprecationWarning):
+        assert lookup("Old") == "lazy New"
+    assert lookup("Other") == "lazy Other"
