@@ -10,7 +10,10 @@ a fresh cache (``XDG_CACHE_HOME``) so that nothing is reused. The baseline's int
 virtual environment with ``scripts/bigcodebench/requirements.txt`` and ``bigcodebench==0.2.5``; see
 bench/RESULTS.md for how it was made). The machine's load average is printed before and after.
 
-Usage: ``python bench/bench_bigcodebench.py [--workers 2] [--limit N] [--out DIR]``
+With ``--samples FILE`` both judge the same samples file instead (the fidelity check on wrong programs, e.g.
+``bench/bigcodebench_mutants.py``'s), each task limited to ``--task-timeout`` seconds on both sides.
+
+Usage: ``python bench/bench_bigcodebench.py [--workers 2] [--limit N] [--samples FILE [--task-timeout S]] [--out DIR]``
 """
 
 from __future__ import annotations
@@ -59,13 +62,17 @@ def run_sotacheck(workers: int, out: Path, limit: int | None) -> tuple[float, di
     return elapsed, {r["task_id"]: r["status"] for r in results}
 
 
+# its ``bigcodebench.evaluate`` command, run by the interpreter (a console script's shebang names the folder the
+# environment was built in)
+_EVALUATE = "import sys; from bigcodebench.evaluate import main; sys.argv[0] = 'bigcodebench.evaluate'; main()"
+
+
 def run_bigcodebench(python: Path, workers: int, out: Path, limit: int | None) -> tuple[float, dict[str, str]]:
     cache = Path(tempfile.mkdtemp(prefix="bcb-cache-", dir=out))
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "BIGCODEBENCH_OVERRIDE_PATH": str(BUNDLED)}
-    script = python.parent / "bigcodebench.evaluate"
     started = time.monotonic()
     with (out / "bigcodebench.log").open("w") as log:
-        subprocess.run([str(script), "--split", "complete", "--subset", "full", "--execution", "local",
+        subprocess.run([str(python), "-c", _EVALUATE, "--split", "complete", "--subset", "full", "--execution", "local",
                         "--parallel", str(workers), "--check_gt_only", "--samples", "__dummy__.jsonl",
                         *(["--selective_evaluate", ",".join(row["task_id"] for row in _tasks(limit))] if limit else [])],
                        check=True, env=env, cwd=out, stdout=log,
@@ -77,22 +84,42 @@ def run_bigcodebench(python: Path, workers: int, out: Path, limit: int | None) -
     return elapsed, {task: ("passed" if seconds is not None else "failed") for task, seconds in times.items()}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--limit", type=int, default=None, help="only the first N tasks (default: all 1,140)")
-    args = parser.parse_args()
-    baseline = Path(os.environ.get("SOTACHECK_BIGCODEBENCH_BASELINE", DEFAULT_BASELINE))
-    out = args.out or Path(tempfile.mkdtemp(prefix="bench-bigcodebench-"))
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"cpus {os.cpu_count()}, workers {args.workers}, load before {_load()}")
-    ours_s, ours = run_sotacheck(args.workers, out, args.limit)
-    print(f"sotacheck: {ours_s:.0f} s, passed {sum(s == 'passed' for s in ours.values())}/{len(ours)}, load {_load()}")
-    theirs_s, theirs = run_bigcodebench(baseline, args.workers, out, args.limit)
-    print(f"bigcodebench 0.2.5: {theirs_s:.0f} s, passed {sum(s == 'passed' for s in theirs.values())}/{len(theirs)}, "
-          f"load {_load()}")
-    print(f"speed-up: {theirs_s / ours_s:.2f}x")
+_PATCHED_LIMIT = ("import sys, bigcodebench.eval as e; e.TIMEOUT_LIMIT = float(sys.argv.pop(1)); "
+                  "from bigcodebench.evaluate import main; sys.argv[0] = 'bigcodebench.evaluate'; main()")
+
+
+def judge_samples(python: Path, samples: Path, workers: int, out: Path, task_timeout: float
+                  ) -> tuple[tuple[float, dict[str, str]], tuple[float, dict[str, str]]]:
+    """Both judges on one samples file (one sample per task), each with a task limit of ``task_timeout`` s:
+    sotacheck through ``$BIGCODEBENCH_TIMEOUT_PER_TASK``; bigcodebench 0.2.5 with its ``TIMEOUT_LIMIT`` set in
+    its own process (its evaluator compares that variable, a string, with a number and fails when it is set).
+    Its ground-truth pass is skipped (``--no_gt``: each task's limit is then max(20 s, the limit) + 1 s)."""
+    report = out / "sotacheck-samples.json"
+    env = {**os.environ, "BIGCODEBENCH_TIMEOUT_PER_TASK": f"{task_timeout:g}"}
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "sotacheck.cli", "judge", "--dataset", "bigcodebench-complete", "--samples",
+                    str(samples), "--workers", str(workers), "--json", "--out", str(report)], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    ours = (time.monotonic() - started, {r["task_id"]: r["status"] for r in json.loads(report.read_text())["results"]})
+    copy = out / "bigcodebench-samples.jsonl"
+    copy.write_text(samples.read_text())
+    ids = [json.loads(line)["task_id"] for line in copy.read_text().splitlines() if line.strip()]
+    cache = Path(tempfile.mkdtemp(prefix="bcb-cache-", dir=out))
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "BIGCODEBENCH_OVERRIDE_PATH": str(BUNDLED)}
+    started = time.monotonic()
+    with (out / "bigcodebench-samples.log").open("w") as log:
+        subprocess.run([str(python), "-c", _PATCHED_LIMIT, f"{task_timeout:g}", "--split", "complete", "--subset",
+                        "full", "--execution", "local", "--parallel", str(workers), "--no_gt", "--samples", str(copy),
+                        "--selective_evaluate", ",".join(ids)], check=True, env=env, cwd=out, stdout=log,
+                       stderr=subprocess.STDOUT)
+    elapsed = time.monotonic() - started
+    results = json.loads((out / "bigcodebench-samples_eval_results.json").read_text())["eval"]
+    theirs = {task: ("passed" if rows[0]["status"] == "pass" else rows[0]["status"]) for task, rows in results.items()}
+    return ours, (elapsed, theirs)
+
+
+def agreement(ours: dict[str, str], theirs: dict[str, str]) -> None:
+    """Print the agreement table (pass or not) and every disagreement, with both verdicts."""
     tasks = sorted(set(ours) | set(theirs), key=lambda t: int(t.rsplit("/", 1)[1]))
     table = {"both pass": 0, "sotacheck only": 0, "bigcodebench only": 0, "neither": 0}
     disagreements = []
@@ -106,6 +133,37 @@ def main() -> None:
     print(f"agreement {agree}/{len(tasks)} ({100 * agree / len(tasks):.1f} %): {table}")
     for line in disagreements:
         print("  ", line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N tasks (default: all 1,140)")
+    parser.add_argument("--samples", type=Path, default=None,
+                        help="judge this samples file (task_id, solution) on both sides instead of the canonical "
+                             "solutions, e.g. bench/bigcodebench_mutants.py's")
+    parser.add_argument("--task-timeout", type=float, default=240.0, help="with --samples: each task's limit, s")
+    args = parser.parse_args()
+    baseline = Path(os.environ.get("SOTACHECK_BIGCODEBENCH_BASELINE", DEFAULT_BASELINE))
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench-bigcodebench-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"cpus {os.cpu_count()}, workers {args.workers}, load before {_load()}")
+    if args.samples:
+        (ours_s, ours), (theirs_s, theirs) = judge_samples(baseline, args.samples, args.workers, out, args.task_timeout)
+        for name, seconds, verdicts in (("sotacheck", ours_s, ours), ("bigcodebench 0.2.5", theirs_s, theirs)):
+            print(f"{name}: {seconds:.0f} s, passed {sum(s == 'passed' for s in verdicts.values())}/{len(verdicts)}")
+        print(f"speed-up: {theirs_s / ours_s:.2f}x; load after {_load()}")
+        agreement(ours, theirs)
+        print(f"outputs in {out}")
+        return
+    ours_s, ours = run_sotacheck(args.workers, out, args.limit)
+    print(f"sotacheck: {ours_s:.0f} s, passed {sum(s == 'passed' for s in ours.values())}/{len(ours)}, load {_load()}")
+    theirs_s, theirs = run_bigcodebench(baseline, args.workers, out, args.limit)
+    print(f"bigcodebench 0.2.5: {theirs_s:.0f} s, passed {sum(s == 'passed' for s in theirs.values())}/{len(theirs)}, "
+          f"load {_load()}")
+    print(f"speed-up: {theirs_s / ours_s:.2f}x")
+    agreement(ours, theirs)
     print(f"outputs in {out}")
 
 

@@ -123,11 +123,20 @@ class _Supervisor:
         """Stop the supervisor; its launcher then stops every candidate process and exits (it sees the
         supervisor's socket close), which the lifeline's end shows; a launcher still there after
         ``LAUNCHER_EXIT_S`` is killed with the supervisor's process group."""
+        self.begin_close()
+        self.finish_close()
+
+    def begin_close(self) -> None:
+        """The first half of :meth:`close`: the signal (several supervisors then end at once)."""
         if self._proc is not None:
             try:
                 self._proc.kill()
             except OSError:
                 pass
+
+    def finish_close(self) -> None:
+        """The second half of :meth:`close`: wait for the supervisor and its launcher."""
+        if self._proc is not None:
             if self._proc.wait() == -BACKSTOP_SIGNAL:
                 self.failure = "deadline"
             if self._lifeline is not None:
@@ -189,7 +198,9 @@ def take_warm_lease(workers: int, isolate_network: bool) -> SlotLease | None:
 def shutdown_supervisors() -> None:
     with _SUPERVISORS_LOCK:
         for running in _SUPERVISORS.values():
-            running.close()
+            running.begin_close()  # all first: their launchers stop their candidate processes at the same time
+        for running in _SUPERVISORS.values():
+            running.finish_close()
         _SUPERVISORS.clear()
         for lease, _ in _WARM_LEASES:
             lease.release()

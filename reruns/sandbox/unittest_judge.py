@@ -25,7 +25,7 @@ import select
 import signal
 import subprocess
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,9 @@ from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.benchmarks.registry import card
 from sotacheck.reruns.sandbox.completion import is_whole_program
+from sotacheck.reruns.sandbox.execution import SANDBOX_UID_BASE
 from sotacheck.reruns.sandbox.result import ExecutionResult, TestResult, combined_status
+from sotacheck.reruns.sandbox.slots import SlotLease
 from sotacheck.reruns.sandbox.supervisor import default_workers, supervisor_environment
 
 RUNNER_SCRIPT = Path(__file__).parent / "child" / "_unittest_runner.py"
@@ -46,6 +48,7 @@ PRELOAD = ("numpy", "pandas", "matplotlib", "scipy", "scipy.stats", "sklearn", "
 # BigCodeBench's own limits (bigcodebench/evaluate.py, eval/utils.py): a task may take
 # max(BIGCODEBENCH_TIMEOUT_PER_TASK (240 s), its canonical solution's time) + 1 s; 30 GB address space, 10 MB stack.
 TASK_TIMEOUT_S = 240.0
+TIMEOUT_VARIABLE = "BIGCODEBENCH_TIMEOUT_PER_TASK"  # BigCodeBench's own name for it, read the same way
 MEMORY_MB = 30 * 1024
 STACK_MB = 10
 _REPLY_GRACE_S = 30.0
@@ -123,11 +126,43 @@ def calibrated_program(problem: Problem, completion: str) -> str:
     return f"{head}{completion}\n"
 
 
+def task_timeout() -> float:
+    """A task's time limit before BigCodeBench's extra second: ``$BIGCODEBENCH_TIMEOUT_PER_TASK`` where set (as
+    BigCodeBench's evaluator reads it), else 240 s.
+
+    Raises
+    ------
+    InputError
+        The variable is set to something other than a positive number of seconds.
+    """
+    named = os.environ.get(TIMEOUT_VARIABLE)
+    if named is None:
+        return TASK_TIMEOUT_S
+    try:
+        seconds = float(named)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise InputError(f"${TIMEOUT_VARIABLE}={named!r}: expected a positive number of seconds")
+    return seconds
+
+
+def prompt_imports(problem: Problem) -> str:
+    """The import statements at the top level of the task's ``code_prompt`` (``import pandas as pd``), one per
+    line; empty where it does not parse (it ends with the signature: parsed with a ``pass`` body, as BigCodeBench's
+    calibration completes it)."""
+    try:
+        tree = pyast.parse(f"{problem.starter_code or ''}\n    pass\n")
+    except SyntaxError:
+        return ""
+    return "".join(ast.unparse(node) + "\n" for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom)))
+
+
 @dataclass(frozen=True)
 class UnittestLimits:
     """One task's limits: the whole task's wall time (all its tests), address space and stack."""
 
-    task_timeout_s: float = TASK_TIMEOUT_S + 1.0
+    task_timeout_s: float = field(default_factory=lambda: task_timeout() + 1.0)
     memory_mb: int = MEMORY_MB
     stack_mb: int = STACK_MB
 
@@ -140,10 +175,12 @@ class UnittestLimits:
 class _Runner:
     """One warm runner process; restarted whenever it dies or stops answering."""
 
-    def __init__(self, python: str, preload: tuple[str, ...]) -> None:
+    def __init__(self, python: str, preload: tuple[str, ...], uid: int | None) -> None:
         self._command = [python, "-I", str(RUNNER_SCRIPT), "--isolate-network",
+                         *(["--uid", str(uid)] if uid is not None else []),
                          *(arg for name in preload for arg in ("--preload", name))]
         self._proc: subprocess.Popen[bytes] | None = None
+        self.uid = uid
 
     def _ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
@@ -177,6 +214,7 @@ class _Runner:
         return None
 
     def close(self) -> None:
+        """Stop the runner, and every process its tests left (as root, every process of its uid)."""
         if self._proc is not None:
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
@@ -184,6 +222,10 @@ class _Runner:
                 pass
             self._proc.wait()
             self._proc = None
+            if self.uid is not None:
+                from sotacheck.reruns.sandbox.child._procs import kill_uid
+
+                kill_uid(self.uid)
 
 
 class UnittestWorkers:
@@ -195,21 +237,26 @@ class UnittestWorkers:
         if self.workers < 1:
             raise ValueError(f"`workers` must be at least 1, got {self.workers}")
         self.python = python or evaluation_python()
+        # as root, each runner's tests run jailed as the unprivileged uid of a slot leased machine-wide
+        self._lease = SlotLease(self.workers) if os.geteuid() == 0 else None
+        uids = [SANDBOX_UID_BASE + slot for slot in self._lease.slots] if self._lease else [None] * self.workers
         self._free: queue.Queue[_Runner] = queue.Queue()
-        for _ in range(self.workers):
-            self._free.put(_Runner(self.python, preload))
+        for uid in uids:
+            self._free.put(_Runner(self.python, preload, uid))
         self._canonical: dict[str, ExecutionResult] = {}
         self._lock = threading.Lock()
 
     def run(self, program: str, test_source: str, limits: UnittestLimits | None = None,
-            class_name: str = "TestCases") -> ExecutionResult:
-        """``program`` against every test method of ``test_source``'s ``class_name``, each in a fresh process."""
+            class_name: str = "TestCases", imports: str = "") -> ExecutionResult:
+        """``program`` against every test method of ``test_source``'s ``class_name``, in a fresh process per task;
+        ``imports`` (the prompt's import statements) run again between the program and the test module, so the
+        names the tests use (``pd``, ``np``) are the real modules whatever the program bound to them."""
         limits = limits or UnittestLimits()
         try:
             methods = defined_test_methods(test_source, class_name)
         except InputError as exc:
             return ExecutionResult("error", exception_type="BadTestModule", message=str(exc))
-        job = {"code": program, "test": test_source, "class": class_name, "methods": list(methods),
+        job = {"code": program, "test": test_source, "class": class_name, "methods": list(methods), "imports": imports,
                "limits": {"task_timeout_s": limits.task_timeout_s, "memory_mb": limits.memory_mb,
                           "stack_mb": limits.stack_mb}}
         runner = self._free.get()
@@ -226,12 +273,15 @@ class UnittestWorkers:
     def judge(self, problem: Problem, completion: str, limits: UnittestLimits | None = None) -> ExecutionResult:
         """A completion of a unittest problem, calibrated as BigCodeBench does; a failure the canonical solution
         shares in this environment, of an environment kind (:data:`ENVIRONMENT_ERRORS`), is ``environment``."""
-        result = self.run(calibrated_program(problem, completion), problem.hidden_tests[0], limits)
+        result = self.run(calibrated_program(problem, completion), problem.hidden_tests[0], limits,
+                          imports=prompt_imports(problem))
         if result.passed or problem.canonical_solution is None or not _environment_kind(result):
             return result
         canonical = result if completion == problem.canonical_solution else self._canonical_result(problem, limits)
-        shared = [t for t in result.tests if t.status != "passed" and _environment_test(canonical, t.index)]
-        if not shared:
+        # only where every test the program did not pass is one the canonical solution fails here for the
+        # environment: a program that fails the others (or raises the environment's error itself) stays failed
+        shared = [t for t in result.tests if t.status != "passed"]
+        if not shared or not all(_environment_test(canonical, t.index) for t in shared):
             return result
         first = next(t for t in canonical.tests if t.index == shared[0].index)
         return ExecutionResult("environment", result.tests, first.exception_type,
@@ -243,7 +293,8 @@ class UnittestWorkers:
             known = self._canonical.get(problem.id)
         if known is None:
             assert problem.canonical_solution is not None
-            known = self.run(calibrated_program(problem, problem.canonical_solution), problem.hidden_tests[0], limits)
+            known = self.run(calibrated_program(problem, problem.canonical_solution), problem.hidden_tests[0], limits,
+                             imports=prompt_imports(problem))
             with self._lock:
                 self._canonical[problem.id] = known
         return known
@@ -251,6 +302,8 @@ class UnittestWorkers:
     def close(self) -> None:
         while not self._free.empty():
             self._free.get().close()
+        if self._lease is not None:
+            self._lease.release()
 
     def __enter__(self) -> UnittestWorkers:
         return self

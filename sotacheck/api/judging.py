@@ -165,7 +165,6 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `workers` must be at least 1, got 0
     """
-    from sotacheck.core.files import check_replaceable
     from sotacheck.reruns.judging import judge_dataset, write_judged_run
     from sotacheck.reruns.samples import DUPLICATES
 
@@ -183,6 +182,8 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
         raise UsageError(f"{{duplicates}} {duplicates!r}: expected one of {', '.join(DUPLICATES)}",
                          parameters=("duplicates",))
     if run_out is not None:  # before the judging, which takes minutes
+        from sotacheck.core.files import check_replaceable  # tempfile, shutil, random: with --run-out only
+
         check_replaceable(Path(run_out), force)
     judged = judge_dataset(dataset, samples=Path(samples) if samples is not None else None, canonical=canonical,
                            workers=workers, test_timeout_s=test_timeout, data_dir=data_dir, executor=executor,
@@ -196,8 +197,9 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
 def audit_tests(dataset: str, *, workers: int | None = None, test_timeout: float = 5.0,
                 data_dir: str | Path | None = None, hub_id: str | None = None) -> SuspectReport:
     """Run cheap wrong programs (constants, the identity, the input echoed, the canonical solution with its
-    result changed) against each problem's hidden tests: the problems whose tests accept one, with the
-    program (see :mod:`sotacheck.reruns.suspects`).
+    result changed; for BigCodeBench's unittest tasks also empty DataFrames, arrays and plots and a stub that
+    raises) against each problem's hidden tests: the problems whose tests accept one, with the program (see
+    :mod:`sotacheck.reruns.suspects`).
 
     Parameters
     ----------
@@ -206,7 +208,8 @@ def audit_tests(dataset: str, *, workers: int | None = None, test_timeout: float
     workers : int, optional
         Sandbox processes (at least 1; default: one per core).
     test_timeout : float
-        Seconds each test may take.
+        Seconds each test may take (a BigCodeBench task: its own limit, ``$BIGCODEBENCH_TIMEOUT_PER_TASK`` or
+        240 s for all its tests).
     data_dir : str or Path, optional
         Local benchmark files.
     hub_id : str, optional

@@ -127,6 +127,13 @@ def _import(tag: dict[str, Any]) -> Any:
     return sys.modules.get(name) or __import__(name)
 
 
+# The candidate process's handles (none yet) and its reader of the test process's messages, made once here,
+# before any fork: each candidate process starts with its own copy. Made in each of them instead, the
+# decoder alone wrote some 40 pages that the fork shares, each a copy-on-write fault in every execution.
+_OBJECTS = _Objects()
+_DECODE = _wire.decoder(_OBJECTS.lookup, _import)
+
+
 _OPERATIONS: dict[str, Callable[[Any, list[Any], dict[str, Any]], Any]] = {
     "call": lambda target, args, kwargs: target(*args, **kwargs),
     "getattr": lambda target, args, _: getattr(target, args[0]),
@@ -175,8 +182,7 @@ def _encode_global(value: Any, objects: _Objects) -> Any:
 def serve(channel: int, jail_root: str | None, workdir: str) -> None:
     """Wait for the job (the first message: program, limits, uid), confine, load the program and answer
     calls until the channel closes."""
-    objects = _Objects()
-    decode = _wire.decoder(objects.lookup, _import)
+    objects, decode = _OBJECTS, _DECODE
     first = _wire.receive(channel, MAX_REQUEST_BYTES)
     if first is None:  # the supervisor is gone (or stopping): a spare that never got a job
         if jail_root is None:

@@ -38,27 +38,44 @@ import _socket  # the C module: ``socket`` itself costs 7 ms to import, in every
 import array
 import ctypes
 import gc
-import json
+import marshal
 import os
 import select
 import signal
-import sys
 from typing import Any
 
 import _candidate
 from _hidden import hidden_data, package_dirs
+from _mounts import (
+    CLONE_NEWIPC,
+    CLONE_NEWNS,
+    MNT_DETACH,
+    MS_NODEV,
+    MS_NOSUID,
+    MS_PRIVATE,
+    MS_RDONLY,
+    MS_REC,
+    MS_REMOUNT,
+    bind_devices,
+    bind_read_only,
+    hide,
+    link_usr_merged,
+    mount,
+    read_only_sources,
+)
 from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, kill_uid, lock_session_keyring, remove_ipc_objects
 
-CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 32, 4096, 16384, 1 << 18
-MNT_DETACH = 2
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 KILL_GRACE_S = 0.2
 WORKDIR, TMPDIR = "/candidate", "/tmp"
-_DEVICES = ("null", "zero", "full", "random", "urandom")
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _DEVNULL = os.open(os.devnull, os.O_RDWR)
+# The control socket carries ``marshal`` (both ends are trusted, and no candidate process holds it): json's
+# decoder and encoder would touch some 40 pages of the launcher a cycle, each a copy-on-write fault while a
+# candidate process shares them. A command is a small dict; the spare's message only carries its descriptors.
+CONTROL_BYTES = 4096
+SPARE_MESSAGE = marshal.dumps({"spare": True})
 
 
 def socketpair(kind: int) -> tuple[Any, Any]:
@@ -70,9 +87,11 @@ def send_fds(sock: Any, message: bytes, fds: list[int]) -> None:
     sock.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", fds).tobytes())])
 
 
-def recv_fds(sock: Any, size: int, max_fds: int) -> tuple[bytes, list[int]]:
-    """One message and the descriptors attached to it, as ``socket.recv_fds`` does."""
-    message, ancillary, _, _ = sock.recvmsg(size, _socket.CMSG_LEN(max_fds * 4))
+def recv_fds(sock: Any, buffer: memoryview, max_fds: int) -> tuple[bytes, list[int]]:
+    """One message (read into ``buffer``, made once by the caller: ``recvmsg`` would make a new object of the
+    buffer's size for every message) and the descriptors attached to it, as ``socket.recv_fds`` does."""
+    size, ancillary, _, _ = sock.recvmsg_into([buffer], _socket.CMSG_LEN(max_fds * 4))
+    message = bytes(buffer[:size])
     fds = array.array("i")
     for level, kind, data in ancillary:
         if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS:
@@ -80,64 +99,31 @@ def recv_fds(sock: Any, size: int, max_fds: int) -> tuple[bytes, list[int]]:
     return message, list(fds)
 
 
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    encoded = [None if value is None else value.encode() for value in (source, target, fstype, data)]
-    if _LIBC.mount(encoded[0], encoded[1], encoded[2], flags, encoded[3]) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"mount {target}: {os.strerror(error)}")
-
-
-def _bind_read_only(source: str, target: str) -> None:
-    if os.path.isdir(source):
-        os.makedirs(target, 0o755, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(target), 0o755, exist_ok=True)
-        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
-    _mount(source, target, None, MS_BIND)
-    _mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-def _hide(target: str) -> None:
-    """An empty read-only directory over ``target``."""
-    _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
-
-
 class Jail:
     """The minimal root and its two per-execution tmpfs mounts (see the module docstring)."""
 
     def __init__(self, root: str, site_dirs: list[str]) -> None:
         self.root = root
-        _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
-        for top in sorted(os.listdir("/")):
-            path = "/" + top
-            if os.path.islink(path) and os.readlink(path).lstrip("/").startswith("usr/"):
-                os.symlink(os.readlink(path), root + path)  # /bin -> usr/bin, as on the host
-        sources = ["/usr", sys.base_prefix, sys.prefix, *site_dirs]
-        binds: list[str] = []
-        for source in sorted({os.path.realpath(s) for s in sources if os.path.isdir(s)}):
-            if not any(source.startswith(done + "/") for done in binds):
-                binds.append(source)
+        mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+        link_usr_merged(root)
+        binds = read_only_sources(site_dirs)
         # Binds under /tmp are made again inside each fresh /tmp (a clone under /tmp keeps its venv there).
         self.tmp_binds = [s for s in binds if s.startswith(TMPDIR + "/")]
         for source in binds:
             if source not in self.tmp_binds:
-                _bind_read_only(source, root + source)
+                bind_read_only(source, root + source)
         # Benchmark data is covered wherever the environment lives; under /tmp again in each fresh /tmp.
         self.hidden = sorted({os.path.realpath(h) for h in hidden_data(sorted({*site_dirs, *package_dirs(binds)}))})
         for path in self.hidden:
             if not path.startswith(TMPDIR + "/"):
-                _hide(root + path)
+                hide(root + path)
         for etc in ("/etc/ld.so.cache", "/etc/localtime"):
             if os.path.isfile(etc):
-                _bind_read_only(os.path.realpath(etc), root + etc)
-        for device in _DEVICES:
-            if os.path.exists("/dev/" + device):
-                os.makedirs(root + "/dev", 0o755, exist_ok=True)
-                os.close(os.open(f"{root}/dev/{device}", os.O_CREAT | os.O_WRONLY, 0o666))
-                _mount("/dev/" + device, f"{root}/dev/{device}", None, MS_BIND)
+                bind_read_only(os.path.realpath(etc), root + etc)
+        bind_devices(root)
         for directory in (WORKDIR, TMPDIR):
             os.makedirs(root + directory, 0o755, exist_ok=True)
-        _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+        mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
         self._fresh: dict[str, tuple[Any, ...]] = {}
         self._size = 0
 
@@ -154,13 +140,13 @@ class Jail:
                 continue
             if directory in self._fresh:
                 _LIBC.umount2(target.encode(), MNT_DETACH)
-            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_bytes},nr_inodes=4096,mode=1777")
+            mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_bytes},nr_inodes=4096,mode=1777")
             if directory == TMPDIR:
                 for source in self.tmp_binds:
-                    _bind_read_only(source, self.root + source)
+                    bind_read_only(source, self.root + source)
                 for path in self.hidden:
                     if path.startswith(TMPDIR + "/"):
-                        _hide(self.root + path)
+                        hide(self.root + path)
             self._fresh[directory] = self._signature(directory)
         self._size = size_bytes
 
@@ -182,7 +168,7 @@ def _make_jail(site_dirs: list[str]) -> Jail | None:
             return None
         if _candidate.UNSHARE(CLONE_NEWNS | CLONE_NEWIPC) != 0:
             return None
-        _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
         return Jail(root, site_dirs)
     except OSError:
         return None
@@ -295,7 +281,7 @@ class Launcher:
         """Until the candidate process ends (then reap it and tell the supervisor its wait status and CPU
         time) or the supervisor sends its next command."""
         if self.pid is None:
-            control.sendall(json.dumps({"exited": None, "cpu_s": 0.0}).encode())
+            control.sendall(marshal.dumps({"exited": None, "cpu_s": 0.0}))
             return
         waiting = select.poll()
         waiting.register(control, select.POLLIN)
@@ -311,8 +297,7 @@ class Launcher:
                 pid, status, usage = os.wait4(self.pid, os.WNOHANG)
                 if pid:
                     self.exited = status
-                    control.sendall(json.dumps({"exited": status,
-                                                "cpu_s": usage.ru_utime + usage.ru_stime}).encode())
+                    control.sendall(marshal.dumps({"exited": status, "cpu_s": usage.ru_utime + usage.ru_stime}))
                     return
                 if control.fileno() in ready:
                     return  # the supervisor's next command (a stop at the deadline)
@@ -360,25 +345,25 @@ def serve(control: Any, site_dirs: list[str]) -> None:
     launcher = Launcher(site_dirs)
     _candidate.warm_up()
     gc.freeze()  # what the launcher made since the supervisor's freeze: the collector leaves it alone too
-    control.sendall(json.dumps({"jail": launcher.jail is not None,
-                                "hidden": launcher.jail.hidden if launcher.jail else []}).encode())
+    control.sendall(marshal.dumps({"jail": launcher.jail is not None,
+                                   "hidden": launcher.jail.hidden if launcher.jail else []}))
     tmp_bytes = 32 << 20
     while True:
         fds = launcher.fork_spare(tmp_bytes)
-        send_fds(control, b'{"spare": true}', list(fds))
+        send_fds(control, SPARE_MESSAGE, list(fds))
         for fd in fds:
             os.close(fd)
         launcher.pid, launcher.spare = launcher.spare, None  # the execution's candidate process, once its job comes
         while True:
-            message = control.recv(1 << 16)
+            message = control.recv(CONTROL_BYTES)
             if not message:  # the supervisor is gone: so are the candidate process and all it started
                 launcher.stop(False)
                 os._exit(0)
-            command = json.loads(message)
+            command = marshal.loads(message)
             if command.get("op") == "watch":
                 launcher.watch(control)
                 continue
             launcher.uid = command.get("uid")
             tmp_bytes = int(command.get("tmp_bytes", tmp_bytes))
-            control.sendall(json.dumps(launcher.stop(bool(command.get("grace")))).encode())
+            control.sendall(marshal.dumps(launcher.stop(bool(command.get("grace")))))
             break

@@ -24,12 +24,15 @@ KEY_POS_VIEW, KEY_POS_SEARCH, KEY_USR_VIEW, KEY_USR_SEARCH = 0x01000000, 0x08000
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _SYSCALL = _LIBC.syscall
 _SYSCALL.restype = ctypes.c_long
+# The number and five arguments, each a C long (the arguments an operation does not use are ignored):
+# declared once, so that a call makes no ctypes object (every candidate process makes two at its start).
+_SYSCALL.argtypes = (ctypes.c_long,) * 6
 
 
-def _keyctl(*args: int) -> int:
+def _keyctl(operation: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
     if _SYS_KEYCTL is None:
         return -1
-    return int(_SYSCALL(ctypes.c_long(_SYS_KEYCTL), *(ctypes.c_long(arg) for arg in args)))
+    return int(_SYSCALL(_SYS_KEYCTL, operation, arg2, arg3, arg4, arg5))
 
 
 def lock_session_keyring() -> None:
@@ -88,13 +91,23 @@ OWN_KEYRINGS = 2
 
 
 def keys_of(uid: int) -> int:
-    """How many keys (keyrings included) the kernel holds for ``uid``: its row of /proc/key-users."""
+    """How many keys (keyrings included) the kernel holds for ``uid``: its row of /proc/key-users. Read as
+    bytes, with no file object: the launcher asks after every execution, and each object made is a page
+    written (copied, while a candidate process shares it)."""
     try:
-        with open("/proc/key-users") as fh:
-            for row in fh:
-                fields = row.split()
-                if fields and fields[0] == f"{uid}:":
-                    return int(fields[3].split("/")[0])
+        fd = os.open("/proc/key-users", os.O_RDONLY)
+        try:
+            chunks = [os.read(fd, 4096)]  # a row per uid with keys: one read, small enough to stay off the heap's top
+            while chunks[-1]:
+                chunks.append(os.read(fd, 4096))
+        finally:
+            os.close(fd)
+        table = b"".join(chunks)
+        prefix = b"%d:" % uid
+        for row in table.split(b"\n"):
+            fields = row.split()
+            if fields and fields[0] == prefix:
+                return int(fields[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
         pass
     return 0

@@ -20,16 +20,22 @@ later run would trust. Clearing it is always safe (``rm -r`` the directory).
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib.util
 import marshal
 import opcode
 import os
 import sys
 import types
+from importlib._bootstrap_external import MAGIC_NUMBER
 from typing import Any, NamedTuple
 
 import _strict
+
+# The cache's names: BLAKE2b's own module rather than ``hashlib``, whose import starts OpenSSL (2 ms of every
+# supervisor's start, for a few hashes a problem); ``MAGIC_NUMBER`` from where ``importlib.util`` takes it.
+try:
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
 
 MEMORY_ENTRIES = 256  # lists of tests; small, because every cached code object is memory each fork maps
 
@@ -87,7 +93,7 @@ def _salt() -> bytes:
     for module_file in (_strict.__file__, __file__):
         with open(module_file, "rb") as fh:
             sources += fh.read()
-    return hashlib.sha256(sys.version.encode() + importlib.util.MAGIC_NUMBER + sources).digest()
+    return blake2b(sys.version.encode() + MAGIC_NUMBER + sources, digest_size=32).digest()
 
 
 def _compile_each(tests: tuple[str, ...]) -> CompiledTests:
@@ -132,7 +138,7 @@ class TestCache:
     def _load_or_compile(self, tests: tuple[str, ...], use_disk: bool) -> CompiledTests:
         if not (self.directory and use_disk):
             return _compile_each(tests)
-        digest = hashlib.sha256(self._salt)
+        digest = blake2b(self._salt, digest_size=32)
         for source in tests:
             encoded = source.encode("utf-8", "surrogatepass")
             digest.update(len(encoded).to_bytes(8, "little") + encoded)

@@ -1,36 +1,41 @@
-"""The unittest runner: a warm parent that forks one child per test method (standard library only).
+"""The unittest runner: a warm parent that forks one child per task (standard library only).
 
 Started by the judge (``reruns/sandbox/unittest_judge.py``) with the BigCodeBench environment's interpreter as
 ``python -I _unittest_runner.py [--preload MODULE ...]``. It imports the heavy libraries once, then reads jobs
 (one JSON line each: the program, the test module's source, the test methods the *judge* enumerated from that
 source, the task's time limit) and answers one JSON line per job. This parent never runs a line of the program.
 
-**Per test method, a fresh child forked from this parent** (so a test costs its test, not ``import pandas``;
-and nothing one test leaves — figures, files, environment variables, seeds, patched modules — reaches the next):
+**Per task, a fresh child forked from this parent** (so a task costs its tests, not ``import pandas``; nothing
+one task leaves — figures, files, environment variables, seeds, patched modules — reaches the next; the task's
+test methods share the child, as they share one process in BigCodeBench's own evaluator):
 
 1. the child puts itself in a session of its own, a fresh working and temporary directory, stdin/stdout/stderr on
    ``/dev/null`` and every other descriptor closed but two pipes: the *report* pipe and the *nonce* pipe;
 2. it installs the **seal** (``_unittest_seal.py``), an audit hook that can never be removed. The hook alone reads the
    nonce (16 random bytes the parent writes after the fork, so they were never in any memory the child copied)
-   and alone holds it; it writes the one report, ``nonce + verdict``, only when asked from the runner's own
-   frame (:func:`_run_test`'s), never from a frame the program made. It also refuses what would let the program
-   reach the hook or rewrite a frame: trace and profile functions, further audit hooks, ``gc``'s object walks,
-   ``ctypes`` reads of raw memory and symbols of the interpreter, ``/proc/*/mem``, replacing a function's code;
+   and alone holds it; it writes one report per test method, ``nonce pid index verdict``, in order, only when asked
+   from the runner's own frame (``_unittest_seal.run_tests``'s), never from a frame the program made. It also
+   refuses what would let the program reach the hook or rewrite a frame: trace and profile functions, further
+   audit hooks, ``gc``'s object walks, ``ctypes`` reads of raw memory and symbols of the interpreter,
+   ``/proc/*/mem``, replacing a function's code;
 3. it runs the program and then the test module in one module ``__test__`` (BigCodeBench's own order and
    namespace, so ``@patch(__name__ + '.randint')`` works), after putting back the standard ``unittest`` modules
    in ``sys.modules`` if the program swapped them;
-4. it runs the one test method itself: ``setUp``, the method, ``tearDown``, the cleanups. No ``TestLoader``,
-   ``TestSuite``, ``TestResult`` or ``TestCase.run`` is involved, so patching them changes nothing. A skip, an
-   expected-failure marker, ``SystemExit``, ``KeyboardInterrupt``, any exception: failed;
-5. before and after the method it compares the test machinery (``builtins``, every ``unittest`` module,
+4. it runs each test method itself, in the loader's order: ``setUp``, the method, ``tearDown``, the cleanups. No
+   ``TestLoader``, ``TestSuite``, ``TestResult`` or ``TestCase.run`` is involved, so patching them changes
+   nothing. A skip, an expected-failure marker, ``SystemExit``, ``KeyboardInterrupt``, any exception: failed;
+5. before and after each method it compares the test machinery (``builtins``, every ``unittest`` module,
    ``numpy.testing`` and ``pandas.testing``, every class in them and the test's own classes) with what it was
    in this parent: a changed binding is ``tampered``, failed.
 
-The parent's verdict for the test: ``passed`` only when the report carries the nonce and says passed, *and* the
-child then exited with status 0. Anything else (no report, a wrong nonce, two reports, a signal, an exit of its
-own, the time limit) fails it, with the reason. The judge checks that one verdict came back for every test
-method it asked for. After each test the parent kills every process the child left (it is a child subreaper:
-whatever the program started, even in a new session, ends up its child) and removes the directory.
+The parent's verdict for a test: ``passed`` only when its report carries the nonce, the pid of the child this
+parent forked and the test's index in order, and says passed; for the last test, *and* the child then exited
+with status 0. When the child ends before it has reported every test (a signal, an exit of the program's own, a
+damaged or forged record, the time limit), the test it was running gets that ending as its verdict (failed,
+crashed or timeout, with the reason) and the tests after it run in a fresh child, so each test still gets its
+own verdict. The judge checks that one verdict came back for every test method it asked for. After each child
+the parent kills every process it left (it is a child subreaper: whatever the program started, even in a new
+session, ends up its child) and removes the directory.
 """
 
 from __future__ import annotations
@@ -38,7 +43,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import select
 import shutil
 import signal
 import sys
@@ -49,14 +53,22 @@ from typing import Any
 # ``-I`` leaves the script's folder off the path: the sibling below is found here (the child README's rule)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import _unittest_jail
 import _unittest_seal
+from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, lock_own_keyrings, lock_session_keyring
+from _unittest_reports import Reports, read_reports, read_setup, verdict_of_ending
 
-_MAX_REPORT = _unittest_seal.MAX_REPORT
 NONCE_BYTES = _unittest_seal.NONCE_BYTES
 _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _MACHINERY: _unittest_seal.Watched | None = None
+_PRISTINE: dict[str, tuple[Any, type]] = {}  # every module this process loaded, and its type
+_PR_SET_PDEATHSIG = 1
+_JAIL: _unittest_jail.Plan | None = None  # as root: each task's process in a root of its own, as _UID
+_UID: int | None = None
+_JAIL_MB = 2048  # the task's writable root (a tmpfs) holds at most this much
+_MAX_PROCESSES = 512  # processes (threads included) of the sandbox uid at once: a fork bomb stops there
 # What BigCodeBench's reliability_guard sets for every execution (bigcodebench/eval/utils.py).
 _ENVIRONMENT = {"TZ": "UTC", "OMP_NUM_THREADS": "1", "TF_CPP_MIN_LOG_LEVEL": "3", "TF_ENABLE_ONEDNN_OPTS": "0",
                 "MPLBACKEND": "Agg"}
@@ -69,19 +81,35 @@ def _limit(resource_module: Any, which: int, value: int) -> None:
         pass
 
 
-def _child(job: dict[str, Any], method_name: str, workdir: str, report_fd: int, nonce_fd: int) -> None:
-    """Set up the forked child (step 1) and run the test."""
+def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[int, int, int]) -> None:
+    """Set up the forked child (step 1: in the jail where there is one) and run the tests."""
     import resource
 
+    report_fd, nonce_fd, setup_fd = pipes
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    keep = sorted({0, 1, 2, report_fd, nonce_fd})
+    keep = sorted({0, 1, 2, *pipes})
     for low, high in zip([-1, *keep], [*keep, 65536], strict=True):
         if low + 1 < high:  # closerange(n, n) would close every descriptor (close_range(n, n - 1))
             os.closerange(low + 1, high)
-    os.chdir(workdir)
+    # the tasks that run `python` (a script, a subprocess) get this environment's, as in BigCodeBench's image
+    os.environ["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", os.defpath)])
+    try:
+        if _JAIL is not None and _UID is not None:
+            os.environ["HOME"] = _unittest_jail.HOME
+            workdir = _unittest_jail.enter(_JAIL, _UID, min(int(job["limits"]["memory_mb"]), _JAIL_MB))
+            lock_own_keyrings()  # view-only: the runner empties any other key the task kept, after it
+        else:
+            assert workdir is not None
+            os.chdir(workdir)
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the uid change, which clears it
+    except BaseException as exc:  # no line of the program has run: the judge's failure, said on the setup pipe
+        os.write(setup_fd, f"0{type(exc).__name__}: {exc}"[:1000].encode(errors="replace"))
+        os._exit(73)
+    os.write(setup_fd, b"1")
+    os.close(setup_fd)
     os.environ["TMPDIR"] = workdir
     tempfile.tempdir = None
     _LIBC.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
@@ -90,10 +118,13 @@ def _child(job: dict[str, Any], method_name: str, workdir: str, report_fd: int, 
     _limit(resource, resource.RLIMIT_DATA, limits["memory_mb"] * 1024 * 1024)
     _limit(resource, resource.RLIMIT_STACK, limits["stack_mb"] * 1024 * 1024)
     _limit(resource, resource.RLIMIT_CORE, 0)
+    _limit(resource, resource.RLIMIT_MSGQUEUE, 0)  # no POSIX message queue outlives the task
+    if _UID is not None and _JAIL is not None:  # the uid is the task's alone: this bounds the task's processes
+        _limit(resource, resource.RLIMIT_NPROC, _MAX_PROCESSES)
     _limit(resource, resource.RLIMIT_CPU, int(limits["task_timeout_s"]) + 2)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _unittest_seal.run_test(job, method_name, report_fd, nonce_fd)
+    _unittest_seal.run_tests(job, first, report_fd, nonce_fd)
 
 
 def _kill_children() -> None:
@@ -136,49 +167,38 @@ def _kill_children() -> None:
         time.sleep(0.005)
 
 
-def _read_report(fd: int, deadline: float) -> tuple[bytes, bool]:
-    """Everything the child wrote on the report pipe until it closed it, and whether that was in time."""
-    data = b""
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return data, False
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return data, False
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return data, True
-        data += chunk
-        if len(data) > _MAX_REPORT:
-            return data, True
-
-
-def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str, Any]:
-    """One test method in a fresh child; the verdict is this process's (module docstring)."""
-    workdir = tempfile.mkdtemp(prefix="sotacheck")  # no "-": a task splits paths on it (BigCodeBench/1127)
+def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[str, Any]]:
+    """The test methods from ``first`` on in one fresh child; the verdicts of those it got to (at least one), each
+    this process's (module docstring)."""
+    # no "-" in the name: a task splits paths on it (BigCodeBench/1127); in the jail, made inside the task's root
+    workdir = None if _JAIL is not None else tempfile.mkdtemp(prefix="sotacheck")
     report_r, report_w = os.pipe()
     nonce_r, nonce_w = os.pipe()
+    setup_r, setup_w = os.pipe()
     started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(report_r)
             os.close(nonce_w)
-            _child(job, method_name, workdir, report_w, nonce_r)
+            os.close(setup_r)
+            _child(job, first, workdir, (report_w, nonce_r, setup_w))
         finally:
             os._exit(70)
     os.close(report_w)
     os.close(nonce_r)
+    os.close(setup_w)
+    setup = read_setup(setup_r, deadline)
     nonce = os.urandom(NONCE_BYTES)
     try:
         os.write(nonce_w, nonce)
     except OSError:
         pass
     os.close(nonce_w)
-    data, in_time = _read_report(report_r, deadline)
+    reports = Reports(nonce, pid, first, started)
+    in_time = read_reports(report_r, pid, reports, deadline)
     os.close(report_r)
-    if not in_time:
+    if not in_time or reports.damaged:
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
@@ -188,58 +208,49 @@ def run_one(job: dict[str, Any], method_name: str, deadline: float) -> dict[str,
         except OSError:
             pass
     _, status = os.waitpid(pid, 0)
-    duration = time.monotonic() - started
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
     _kill_children()
-    shutil.rmtree(workdir, ignore_errors=True)
-    return _verdict(data, in_time, status, nonce, pid) | {"duration_s": round(duration, 4)}
-
-
-def _verdict(data: bytes, in_time: bool, status: int, nonce: bytes, pid: int) -> dict[str, Any]:
-    """The test's verdict from what this process observed: the report, whether it came in time, the wait status."""
-    if not in_time:
-        return {"status": "timeout", "message": "the task's time limit ran out during this test"}
-    if os.WIFSIGNALED(status):
-        name = signal.Signals(os.WTERMSIG(status)).name
-        if os.WTERMSIG(status) == signal.SIGXCPU:
-            return {"status": "timeout", "message": f"killed by {name} (CPU time limit)"}
-        return {"status": "crashed", "exception_type": name, "message": f"killed by signal {name}"}
-    code = os.WEXITSTATUS(status)
-    prefix = nonce.hex().encode() + f" {pid} ".encode()
-    if not data.startswith(prefix):
-        return {"status": "failed", "exception_type": "NoReport",
-                "message": f"the test process exited with status {code} without the runner's report"}
-    try:
-        reported = json.loads(data[len(prefix):])
-    except ValueError:
-        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
-    if type(reported) is not dict or reported.get("status") not in ("passed", "failed"):
-        return {"status": "failed", "exception_type": "NoReport", "message": "the report was damaged"}
-    if code != 0:
-        return {"status": "failed", "exception_type": "NoReport",
-                "message": f"the test process exited with status {code} after its report"}
-    return {key: reported[key] for key in ("status", "stage", "exception_type", "message") if key in reported}
+    if _UID is not None and _JAIL is not None and keys_of(_UID) > OWN_KEYRINGS:
+        clear_keyrings_of(_UID)  # a key the task kept in the uid's own keyrings (a persistent one) is gone
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if setup != b"1":  # the child could not be set up: no test ran, the judge failed
+        why = setup[1:].decode(errors="replace") or "it ended before it was set up"
+        return [{"status": "error", "exception_type": "SandboxFailure",
+                 "message": f"the test process could not be set up: {why}"}] * (len(job["methods"]) - first)
+    verdicts = reports.verdicts
+    ending = verdict_of_ending(in_time, reports.damaged, status)
+    if reports.next < len(job["methods"]):  # the method it was running when it ended: how it ended
+        if ending["status"] == "passed":
+            ending = {"status": "failed", "exception_type": "NoReport",
+                      "message": "the test process exited with status 0 without the runner's report"}
+        verdicts.append(ending | {"duration_s": round(time.monotonic() - reports.last, 4)})
+    elif ending["status"] != "passed" and verdicts[-1]["status"] == "passed":  # ended badly after its last report
+        verdicts[-1] = ending | {"message": f"{ending['message']} after its report",
+                                 "duration_s": verdicts[-1]["duration_s"]}
+    return verdicts
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
-    """Every test method of a job, in order, within the task's time limit."""
-    job["_modules"] = {name: module for name, module in sys.modules.items()
-                       if name == "unittest" or name.startswith("unittest.")}
+    """Every test method of a job, in order, within the task's time limit: all in one process, and where that
+    process ends before reporting them all, the rest in a fresh one."""
+    job["_modules"] = _PRISTINE  # every module this process loaded: a program's replacement is put back
     global _MACHINERY
     if _MACHINERY is None:  # this process never runs a program: its machinery is the same for every job
         _MACHINERY = _unittest_seal.machinery()
     job["_machinery"] = _MACHINERY
     deadline = time.monotonic() + float(job["limits"]["task_timeout_s"])
-    results = []
-    for name in job["methods"]:
+    methods = job["methods"]
+    verdicts: list[dict[str, Any]] = []
+    while len(verdicts) < len(methods):
         if time.monotonic() >= deadline:
-            results.append({"method": name, "status": "timeout", "message": "not run: the task's time limit ran out"})
+            verdicts.append({"status": "timeout", "message": "not run: the task's time limit ran out"})
             continue
-        results.append({"method": name, **run_one(job, name, deadline)})
-    return {"results": results}
+        verdicts.extend(run_process(job, len(verdicts), deadline))
+    return {"results": [{"method": name, **verdict} for name, verdict in zip(methods, verdicts, strict=True)]}
 
 
 def isolate_network() -> bool:
@@ -258,8 +269,14 @@ def isolate_network() -> bool:
 
 
 def main(argv: list[str]) -> None:
+    global _JAIL, _UID
     if "--isolate-network" in argv:
         isolate_network()
+    if "--uid" in argv:  # as root: every task jailed (``_unittest_jail``), as this uid
+        _UID = int(argv[argv.index("--uid") + 1])
+        _JAIL = _unittest_jail.prepare()
+        if _JAIL is not None:
+            lock_session_keyring()  # inherited by every task: none can keep a key in it
     os.environ.update(_ENVIRONMENT)
     time.tzset()
     _LIBC.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -280,6 +297,8 @@ def main(argv: list[str]) -> None:
         except BaseException:
             pass
     del unittest
+    global _PRISTINE
+    _PRISTINE = {name: (module, type(module)) for name, module in sys.modules.items() if name != "__main__"}
     out = sys.stdout.buffer
     out.write(b'{"ready": true}\n')
     out.flush()

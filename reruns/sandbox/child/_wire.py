@@ -207,20 +207,26 @@ def job_message(job: dict[str, Any]) -> bytes:
 JOB_MARKER = b"\x00job\x00"
 CALL_MARKER = b"\x00call\x00"
 # Types ``marshal`` carries exactly (a subclass, a bytearray or a ``collections`` type does not qualify).
-_MARSHAL_EXACT = frozenset({type(None), bool, int, float, complex, str, bytes, tuple, list, dict, set, frozenset})
+_MARSHAL_SCALARS = frozenset({type(None), bool, int, float, complex, str, bytes})
+_MARSHAL_CONTAINERS = frozenset({tuple, list, set, frozenset})
 _MARSHAL_DEPTH = 100
 
 
 def _marshal_exact(value: Any, depth: int = 0) -> bool:
     kind = type(value)
-    if kind not in _MARSHAL_EXACT:
+    if kind in _MARSHAL_SCALARS:
+        return True
+    if depth >= _MARSHAL_DEPTH:
         return False
-    if kind is list or kind is tuple or kind is set or kind is frozenset:
-        return depth < _MARSHAL_DEPTH and all(_marshal_exact(item, depth + 1) for item in value)
     if kind is dict:
-        return depth < _MARSHAL_DEPTH and all(_marshal_exact(key, depth + 1) and _marshal_exact(item, depth + 1)
-                                              for key, item in value.items())
-    return True
+        return _all_exact(value.keys(), depth) and _all_exact(value.values(), depth)
+    return kind in _MARSHAL_CONTAINERS and _all_exact(value, depth)
+
+
+def _all_exact(items: Any, depth: int) -> bool:
+    """Whether every item of a container at ``depth`` is marshal-exact: one pass in C over the items' types
+    when all are scalars (the usual case: a list of numbers or strings), else item by item."""
+    return _MARSHAL_SCALARS.issuperset(map(type, items)) or all(_marshal_exact(item, depth + 1) for item in items)
 
 
 def call_message(request: list[Any]) -> bytes | None:

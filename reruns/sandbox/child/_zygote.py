@@ -19,6 +19,7 @@ import _socket
 import ctypes
 import gc
 import json
+import marshal
 import os
 import select
 import signal
@@ -86,15 +87,16 @@ class _Launcher:
                 os._exit(1)
         theirs.close()
         self.socket, self.pid = ours, pid
+        self._buffer = memoryview(bytearray(1 << 16))  # the launcher's messages are read into it
         hello, _ = self._reply()
         self.jail, self.hidden = bool(hello["jail"]), list(hello["hidden"])
 
     def _reply(self) -> tuple[dict[str, Any], list[int]]:
         ready, _, _ = select.select([self.socket], [], [], LAUNCHER_REPLY_S)
-        message, fds = _jail.recv_fds(self.socket, 1 << 16, 2) if ready else (b"", [])
+        message, fds = _jail.recv_fds(self.socket, self._buffer, 2) if ready else (b"", [])
         if not message:
             raise LauncherFailed("the candidate launcher stopped answering")
-        reply: dict[str, Any] = json.loads(message)
+        reply: dict[str, Any] = marshal.loads(message)
         return reply, fds
 
     def spare(self) -> tuple[int, int]:
@@ -106,7 +108,7 @@ class _Launcher:
 
     def _command(self, command: dict[str, Any]) -> None:
         try:
-            self.socket.sendall(json.dumps(command).encode())
+            self.socket.sendall(marshal.dumps(command))
         except OSError as exc:
             raise LauncherFailed(f"the candidate launcher is gone ({exc})") from None
 
@@ -210,7 +212,7 @@ def serve() -> None:
     # From here on this process holds tests: no process of another uid may read its memory or trace it.
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     global _tester
-    import _tester  # the test side (and, in ``_testcache``, hashlib and the test compiler): the supervisor's alone
+    import _tester  # the test side (and, in ``_testcache``, the hash and the test compiler): the supervisor's alone
     from _testcache import TestCache
 
     TESTS = TestCache(_option("--test-cache"))

@@ -43,7 +43,8 @@ def task_func(x):
         x = randint(1, 10)
     return x * x
 '''
-WRONG_BODY = '''
+# imports randint, so that test_patched fails on the wrong value, not on a missing name
+WRONG_BODY = '''from random import randint
 def task_func(x):
     return 0
 '''
@@ -109,6 +110,58 @@ TAMPERING = {
     "a mock's assertion patched on its class": "import unittest.mock\ndef task_func(x):\n"
                                                "    unittest.mock.NonCallableMock.assert_called_once = lambda self: None\n"
                                                "    return 0\n",
+    # written against the per-task design (one process for a task's tests) by reading its source
+    "setUp patched on the test class during a test": "import sys\nfrom random import randint\ndef task_func(x):\n"
+        "    sys.modules['__test__'].TestCases.setUp = lambda self: setattr(self, 'expected', 0)\n    return 0\n",
+    "a tearDown added to the test class during a test": "import sys\nfrom random import randint\ndef task_func(x):\n"
+        "    sys.modules['__test__'].TestCases.tearDown = lambda self: None\n    return 0\n",
+    "the next tests' methods swapped on the test class": "import sys\nfrom random import randint\ndef task_func(x):\n"
+        "    for name in ('test_square', 'test_raises', 'test_patched'):\n"
+        "        setattr(sys.modules['__test__'].TestCases, name, lambda self, *a: None)\n    return 0\n",
+    "an __init_subclass__ on TestCase that empties the test class": "import unittest\ndef _hook(cls, **kw):\n"
+        "    for k in list(vars(cls)):\n        if k.startswith('test'):\n            setattr(cls, k, lambda self, *a: None)\n"
+        "unittest.TestCase.__init_subclass__ = classmethod(_hook)\n",
+    "sys.audit replaced (the reports dropped)": "import sys\nsys.audit = lambda *a: None\n",
+    "os._exit made a no-op (the test process outlives its last report)": "import os\nos._exit = lambda code: None\n",
+    "sys.modules['__test__'] replaced": "import sys, types\nfrom random import randint\nfake = types.ModuleType('__test__')\n"
+        "fake.randint = randint\nsys.modules['__test__'] = fake\ndef task_func(x):\n    return 0\n",
+    "a thread that keeps patching assertEqual": "import threading, time, unittest\ndef _loop():\n    while True:\n"
+        "        unittest.TestCase.assertEqual = lambda *a, **k: None\n        time.sleep(0.0005)\n"
+        "threading.Thread(target=_loop, daemon=True).start()\ntime.sleep(0.01)\n",
+    "a thread that writes records with a guessed nonce": "import json, os, threading\ndef _spam():\n"
+        "    for i in range(50):\n        for fd in range(3, 20):\n            try:\n"
+        "                record = '00' * 16 + f' {os.getpid()} {i % 3} ' + json.dumps({'status': 'passed'})\n"
+        "                os.write(fd, (record + '\\n').encode())\n"
+        "            except OSError:\n                pass\nthreading.Thread(target=_spam).start()\n",
+    "a thread that exits 0 while the test runs": "import os, threading, time\nfrom random import randint\n"
+        "def task_func(x):\n    threading.Thread(target=lambda: os._exit(0)).start()\n    time.sleep(1)\n    return 0\n",
+    "a SIGALRM handler that exits 0 during the test": "import os, signal, time\nfrom random import randint\n"
+        "signal.signal(signal.SIGALRM, lambda *a: os._exit(0))\ndef task_func(x):\n"
+        "    signal.setitimer(signal.ITIMER_REAL, 0.01)\n    time.sleep(1)\n    return 0\n",
+    "faulthandler on every descriptor, then a segfault": "import faulthandler\nfrom random import randint\n"
+        "def task_func(x):\n    for fd in range(3, 10):\n        try:\n            faulthandler.enable(file=fd)\n"
+        "        except Exception:\n            pass\n    faulthandler._sigsegv()\n",
+    "faulthandler's tracebacks written on every descriptor": "import faulthandler, os, time\nfrom random import randint\n"
+        "for fd in range(3, 10):\n    try:\n        os.fstat(fd)\n"
+        "        faulthandler.dump_traceback_later(0.001, repeat=True, file=fd)\n    except Exception:\n        pass\n"
+        "def task_func(x):\n    time.sleep(0.05)\n    return 0\n",
+    "sys.setrecursionlimit(30) at import": "import sys\nsys.setrecursionlimit(30)\n",
+    "gc.freeze and gc.disable": "import gc\ngc.disable()\ngc.freeze()\n",
+    "os.register_at_fork that exits 0": "import os\nos.register_at_fork(after_in_child=lambda: os._exit(0))\n",
+    "an atexit handler that exits 0": "import atexit, os\natexit.register(lambda: os._exit(0))\n",
+    "threading.excepthook and sys.excepthook swallow everything": "import sys, threading\n"
+        "threading.excepthook = lambda *a: None\nsys.excepthook = lambda *a: None\n",
+    "builtins.__import__ replaced, restored by the end of the program": "import builtins\n_imp = builtins.__import__\n"
+        "builtins.__import__ = lambda *a, **k: _imp(*a, **k)\nimport json\nbuiltins.__import__ = _imp\n",
+    "a 10 MB assertion message and a 100,000-character exception name": "from random import randint\n"
+        "E = type('E' * 100000, (Exception,), {})\ndef task_func(x):\n    if x < 0:\n        raise E()\n"
+        "    raise AssertionError('y' * 10**7)\n",
+    "RLIMIT_NOFILE lowered to 3": "import resource\nresource.setrlimit(resource.RLIMIT_NOFILE, (3, 3))\n",
+    "unittest.mock's patch internals replaced": "import unittest.mock\nunittest.mock._patch.__enter__ = lambda self: None\n"
+        "unittest.mock._patch.__exit__ = lambda self, *a: None\n",
+    "256 KiB of garbage on every pipe": "import os\nfrom random import randint\ndef task_func(x):\n"
+        "    for fd in range(3, 20):\n        try:\n            os.write(fd, b'x' * 262144)\n        except OSError:\n"
+        "            pass\n    return 0\n",
 }
 
 
@@ -151,7 +204,10 @@ def test_tampering_does_not_stop_an_honest_program_from_passing_next(workers, la
 def test_a_killed_runner_is_an_error_and_the_next_task_gets_a_fresh_one(workers):
     killer = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + WRONG_BODY
     result = workers.run(killer, TESTS, _limits())
-    assert result.status == "error" and result.exception_type == "SandboxFailure"
+    if os.geteuid() == 0:  # jailed as another uid, the program may not signal the runner: its import fails
+        assert result.status == "failed" and result.tests[0].exception_type == "PermissionError", result
+    else:
+        assert result.status == "error" and result.exception_type == "SandboxFailure"
     assert workers.run(HONEST, TESTS, _limits()).passed
 
 
@@ -178,16 +234,37 @@ def test_the_time_limit_covers_the_whole_task(workers):
     assert result.status == "timeout" and all(t.status == "timeout" for t in result.tests)
 
 
-def test_each_test_gets_a_fresh_process(workers):
-    # a program whose state would carry from one test to the next in a shared process
-    stateful = "import os\nCALLS = []\ndef task_func(x):\n    CALLS.append(x)\n    os.environ['LEAK'] = '1'\n" \
-               "    if len(CALLS) > 1 or os.path.exists('left.txt'):\n        return -1\n" \
-               "    open('left.txt', 'w').write('x')\n    if x < 0:\n        raise ValueError\n" \
-               "    return 16 if x == 0 else x * x\n"
-    tests = TESTS.replace("@patch(__name__ + '.randint', return_value=4)\n    def test_patched(self, mock_randint):",
-                          "def test_patched(self):").replace("        mock_randint.assert_called_once()\n", "")
-    result = workers.run(stateful, tests, _limits())
-    assert result.passed, result
+# A program whose state carries from one call to the next within a process (a module global, a file, a variable).
+STATEFUL = "import os\nfrom random import randint\nCALLS = []\ndef task_func(x):\n    CALLS.append(x)\n" \
+           "    os.environ['LEAK'] = '1'\n" \
+           "    if len(CALLS) > 1 or os.path.exists('left.txt'):\n        return -1\n" \
+           "    open('left.txt', 'w').write('x')\n    if x < 0:\n        raise ValueError\n" \
+           "    if x == 0:\n        x = randint(1, 10)\n    return x * x\n"
+ONE_TEST = "import unittest\nclass TestCases(unittest.TestCase):\n    def test_square(self):\n" \
+           "        self.assertEqual(task_func(3), 9)\n"
+
+
+def test_each_task_gets_a_fresh_process(workers):
+    assert workers.run(STATEFUL, ONE_TEST, _limits()).passed
+    assert workers.run(STATEFUL, ONE_TEST, _limits()).passed  # nothing of the first task reached the second
+
+
+def test_the_tests_of_a_task_share_one_process_as_in_bigcodebench(workers):
+    result = workers.run(STATEFUL, TESTS, _limits())
+    # test_patched (first, in the loader's order) passes; the next two see the state it left, as they would in
+    # BigCodeBench's own evaluator, which runs a task's suite in one process
+    assert [t.status for t in result.tests] == ["passed", "failed", "failed"], result
+
+
+@pytest.mark.parametrize("ending", ["os._exit(3)", "os._exit(0)", "os.kill(os.getpid(), 9)"])
+def test_a_test_that_ends_the_process_costs_only_its_own_verdict(workers, ending):
+    # test_raises (the second) ends the process; the third runs in a fresh process and passes
+    program = f"import os\nfrom random import randint\ndef task_func(x):\n    if x < 0:\n        {ending}\n" \
+              "    if x == 0:\n        x = randint(1, 10)\n    return x * x\n"
+    result = workers.run(program, TESTS, _limits())
+    assert [t.status for t in result.tests][0::2] == ["passed", "passed"], result
+    assert result.tests[1].status in ("failed", "crashed"), result
+    assert result.status in ("failed", "crashed")
 
 
 def test_methods_are_enumerated_from_the_source_as_unittest_would():
@@ -251,3 +328,327 @@ def test_a_malformed_runner_reply_is_an_error(workers, monkeypatch):
     monkeypatch.setattr(unittest_judge._Runner, "request",
                         lambda self, job, timeout_s: {"results": [{"method": m} for m in job["methods"]]})
     assert workers.run(HONEST, TESTS, _limits()).status == "error"
+
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the jail needs root (mount namespaces, a sandbox uid)")
+REPO = Path(__file__).resolve().parents[3]
+
+
+@ROOT_ONLY
+def test_the_program_cannot_read_the_answer_key_or_the_project(workers):
+    # honest only if it could read one of these: the bundled tasks (canonical solutions), the project, the cache
+    # (the interpreter's own installation is there, read-only, wherever it lives: under /root, /work)
+    secrets = [str(REPO / "data" / "benchmarks" / "bigcodebench" / "BigCodeBench.jsonl.gz"), str(REPO / "README.md"),
+               str(REPO / "tests"), str(Path.home() / ".cache" / "sotacheck" / "compiled-tests"), "/mnt", "/var/log"]
+    program = (f"import os\nSEEN = [p for p in {secrets!r} if os.path.exists(p) and (os.path.isfile(p) or os.listdir(p))]\n"
+               "from random import randint\ndef task_func(x):\n    if not SEEN:\n        return 0\n"
+               "    if x < 0:\n        raise ValueError\n    if x == 0:\n        x = randint(1, 10)\n    return x * x\n")
+    assert Path(secrets[0]).exists() and Path(secrets[3]).exists()  # the host has them
+    result = workers.run(program, TESTS, _limits())
+    assert result.status == "failed" and all(t.status == "failed" for t in result.tests), result
+
+
+@ROOT_ONLY
+def test_what_a_task_writes_anywhere_is_gone_for_the_next_and_never_on_the_host(workers):
+    marker = f"sotacheck-left-{os.getpid()}-{time.monotonic_ns()}"
+    writer = (f"import os\ntry:\n    os.makedirs('/non/existent/path')\nexcept PermissionError:\n    pass\n"
+              f"else:\n    raise SystemExit('made /non')\nopen('/tmp/{marker}', 'w').write('x')\n"
+              f"open(os.path.expanduser('~/{marker}'), 'w').write('x')\nopen('/dev/shm/{marker}', 'w').write('x')\n"
+              "assert os.geteuid() != 0\n") + HONEST
+    assert workers.run(writer, TESTS, _limits()).passed
+    reader = (f"import os\nLEFT = [p for p in ('/non', '/tmp/{marker}', os.path.expanduser('~/{marker}'), "
+              f"'/dev/shm/{marker}') if os.path.exists(p)]\nassert not LEFT, LEFT\n") + HONEST
+    assert workers.run(reader, TESTS, _limits()).passed
+    assert not Path("/non").exists() and not Path(f"/tmp/{marker}").exists()
+    assert not Path(f"/dev/shm/{marker}").exists()
+
+
+@ROOT_ONLY
+def test_the_system_the_libraries_need_is_there_read_only(workers):
+    program = ("import os, multiprocessing\nassert os.cpu_count() and os.path.exists('/proc/self/status')\n"
+               "assert os.path.exists('/etc/localtime') and os.path.exists('/dev/urandom')\n"
+               "try:\n    open('/usr/sotacheck-x', 'w')\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('wrote /usr')\n"
+               "lock = multiprocessing.Lock()\n") + HONEST
+    assert workers.run(program, TESTS, _limits()).passed
+
+
+def test_the_task_limit_is_read_from_bigcodebenchs_own_variable(monkeypatch):
+    monkeypatch.delenv("BIGCODEBENCH_TIMEOUT_PER_TASK", raising=False)
+    assert UnittestLimits().task_timeout_s == 241.0  # BigCodeBench's 240 s + 1 s
+    monkeypatch.setenv("BIGCODEBENCH_TIMEOUT_PER_TASK", "30")
+    assert UnittestLimits().task_timeout_s == 31.0
+    for bad in ("0", "-5", "nan", "inf", "soon"):
+        monkeypatch.setenv("BIGCODEBENCH_TIMEOUT_PER_TASK", bad)
+        with pytest.raises(InputError, match="BIGCODEBENCH_TIMEOUT_PER_TASK"):
+            UnittestLimits()
+
+
+# Each sets ESCAPED where the jail let it through: the program is honest only then, so each must be judged failed.
+_UNSEALED = ("import subprocess, sys\ndef unsealed(code):  # a fresh interpreter: no seal, only the jail\n"
+             "    done = subprocess.run([sys.executable, '-I', '-c', code], capture_output=True, text=True, timeout=20)\n"
+             "    return done.stdout.split() or ['-1']\n")
+_LIBC = "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+JAIL_ESCAPES = {
+    "ptrace the runner": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.ptrace(16, %d, 0, 0))' % os.getppid())[0] == '0'\n",
+    "unshare a user namespace": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.unshare(0x10000000))')[0] == '0'\n",
+    "mount a tmpfs": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}print(libc.mount(b\"x\", b\"/tmp\", b\"tmpfs\", 0, "
+                                f"None))')[0] == '0'\n",
+    "chroot out of the root": _UNSEALED + "ESCAPED = unsealed('import os; os.mkdir(\"c\"); os.chroot(\"c\"); "
+                                          "os.chdir(\"../../../..\"); os.chroot(\".\"); "
+                                          "print(len(os.listdir(\"/root\")))')[0] != '-1'\n",
+    "open_by_handle_at": _UNSEALED + f"ESCAPED = unsealed('{_LIBC}buf = ctypes.create_string_buffer(136); buf[0] = 128; "
+                                     "mount_id = ctypes.c_int(); "
+                                     "libc.name_to_handle_at(-100, b\"/\", buf, ctypes.byref(mount_id), 0); "
+                                     "print(libc.open_by_handle_at(-100, buf, 0))')[0] not in ('-1', '')\n",
+    "the runner's root, cwd and /proc/1/root": "import os\nESCAPED = False\n"
+        "for path in ('/proc/%d/root/' % os.getppid(), '/proc/%d/cwd/' % os.getppid(), '/proc/1/root/'):\n"
+        "    try:\n        os.listdir(path)\n        ESCAPED = True\n    except OSError:\n        pass\n",
+    "signal the runner": "import os\ntry:\n    os.kill(os.getppid(), 0)\n    ESCAPED = True\n"
+                         "except OSError:\n    ESCAPED = False\n",
+    "kill(-1) as the sandbox uid": "import os, signal\nos.kill(-1, signal.SIGKILL)\nESCAPED = False\n",
+    "become root": "import os\ntry:\n    os.setuid(0)\n    ESCAPED = True\nexcept OSError:\n    ESCAPED = False\n",
+    "write /proc/sys, /sys, sysrq": "ESCAPED = False\nfor path in ('/proc/sys/kernel/hostname', "
+        "'/sys/kernel/mm/transparent_hugepage/enabled', '/proc/sysrq-trigger'):\n    try:\n"
+        "        open(path, 'w').close()\n        ESCAPED = True\n    except OSError:\n        pass\n",
+    "a set-uid binary in /usr": "import os\nESCAPED = not os.statvfs('/usr').f_flag & os.ST_NOSUID\n",
+    "a root bigger than its cap": "import os\nroot = os.statvfs('/')\nESCAPED = root.f_blocks * root.f_frsize > 2100 * 2 ** 20\n",
+    "a file named for BigCodeBench anywhere": "import os\nESCAPED = False\nfor where, dirs, files in os.walk('/'):\n"
+        "    if where.startswith(('/proc', '/sys', '/dev')):\n        dirs[:] = []\n"
+        "    ESCAPED = ESCAPED or any('bigcodebench' in name.lower() for name in files + dirs)\n",
+}
+
+
+@ROOT_ONLY
+@pytest.mark.parametrize("label", sorted(JAIL_ESCAPES))
+def test_the_jail_holds(workers, label):
+    honest_if_out = HONEST.replace("def task_func(x):\n", "def task_func(x):\n    if not ESCAPED:\n        return 0\n")
+    result = workers.run(JAIL_ESCAPES[label] + honest_if_out, TESTS, _limits())
+    assert result.status == "failed" and all(t.status == "failed" for t in result.tests), (label, result)
+    assert workers.run(HONEST, TESTS, _limits()).passed
+
+
+# Holes: wrong programs judged passed (or a verdict bought) by the per-task judge as it stands, found by reading its
+# source. Each is expected to fail until the judge refuses it (strict: a fix shows as XPASS, to move the program to
+# TAMPERING). docs/bigcodebench.md says which classes it leaves open; "documented" below marks those.
+_NO_OP_ASSERTIONS = ("import contextlib, unittest, unittest.mock\n"
+                     "unittest.TestCase.assertEqual = lambda *a, **k: None\n"
+                     "unittest.TestCase.assertRaises = lambda *a, **k: contextlib.nullcontext()\n"
+                     "unittest.mock.NonCallableMock.assert_called_once = lambda self: None\n")
+_FAKE_UNITTEST = ("import contextlib, types, unittest, unittest.mock\n"
+                  "class _TestCase(unittest.TestCase):  # a real TestCase, its assertions no-ops\n"
+                  "    def assertEqual(self, *a, **k): pass\n"
+                  "    def assertRaises(self, *a, **k): return contextlib.nullcontext()\n"
+                  "_FAKES = {'TestCase': _TestCase, 'patch': lambda *a, **k: (lambda f: lambda self: None)}\n")
+# The hook's closure holds run_tests's frame and, next to it, the nonce: found in the process's own memory through
+# MEMORY (an object with seek and read), then a passing record for every test on every pipe, and a clean exit.
+_FORGE = r'''import os, struct, sys, types
+def _memory_regions():
+    for row in open("/proc/self/maps"):
+        span, perms = row.split()[:2]
+        low, high = (int(x, 16) for x in span.split("-"))
+        if perms.startswith("rw") and high - low < 1 << 30:
+            try:
+                MEMORY.seek(low)
+                yield low, MEMORY.read(high - low)
+            except (OSError, ValueError):
+                continue
+def _read(address, size):
+    MEMORY.seek(address)
+    return MEMORY.read(size)
+def _nonce(frame):
+    needle = struct.pack("<QQ", id(types.CellType), id(frame))
+    cells = []
+    for low, data in _memory_regions():
+        at = data.find(needle)
+        while at >= 0:
+            if (low + at) % 8 == 0:
+                cells.append(low + at - 8)
+            at = data.find(needle, at + 1)
+    for cell in cells:
+        pointer = struct.pack("<Q", cell)
+        for low, data in _memory_regions():
+            at = data.find(pointer)
+            while at >= 0:
+                try:
+                    head = _read(struct.unpack("<Q", data[at + 8:at + 16])[0], 24)
+                    if struct.unpack("<Q", head[8:16])[0] == id(types.CellType):
+                        value = _read(struct.unpack("<Q", head[16:24])[0], 48)
+                        if struct.unpack("<QQ", value[8:24]) == (id(bytes), 16):
+                            return value[32:48]
+                except (OSError, ValueError, struct.error):
+                    pass
+                at = data.find(pointer, at + 8)
+    raise LookupError("no nonce")
+def _pipe(fd):
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:")
+    except OSError:
+        return False
+_runner = sys._getframe(1)  # _load's; its caller is run_tests, whose frame the hook holds
+_nonce_bytes = _nonce(_runner.f_back)
+for _fd in [int(fd) for fd in os.listdir("/proc/self/fd") if int(fd) > 2 and _pipe(fd)]:
+    for _index in range(_runner.f_back.f_locals["first"], len(_runner.f_locals["job"]["methods"])):
+        try:
+            os.write(_fd, f"{_nonce_bytes.hex()} {os.getpid()} {_index} ".encode() + b'{"status": "passed"}\n')
+        except OSError:
+            pass
+os._exit(0)
+'''
+_PROC_MEM = "import ctypes\nctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/mem is ours again\n"
+_UNION_MEMORY = '''import ctypes
+class _Memory:  # a pointer's address set through a union: ctypes reads there with no audit event
+    def seek(self, address):
+        self.address = address
+    def read(self, size):
+        class Union(ctypes.Union):
+            _fields_ = [("address", ctypes.c_size_t), ("pointer", ctypes.POINTER(ctypes.c_char * size))]
+        union = Union()
+        union.address = self.address
+        return union.pointer.contents.raw
+MEMORY = _Memory()
+'''
+TESTS_COUNT_AND_REGEX = '''import unittest
+
+class TestCases(unittest.TestCase):
+    def test_count(self):
+        self.assertCountEqual(task_func(3), [1, 2, 3])
+
+    def test_regex(self):
+        self.assertRegex(str(task_func(2)), r"^\\[1, 2\\]$")
+'''
+TESTS_ALMOST_ALIAS_AND_SUBTEST = '''import unittest
+
+class TestCases(unittest.TestCase):
+    def test_almost(self):
+        self.assertAlmostEqual(task_func(2), 0.5)
+
+    def test_alias(self):
+        self.assertEquals(task_func(4), 0.25)
+
+    def test_sub(self):
+        for n in (1, 5):
+            with self.subTest(n=n):
+                self.assertEqual(task_func(n), 1 / n)
+'''
+HOLES = {
+    "the seal module's _run_method replaced (a module global run_tests looks up)":
+        ("import _unittest_seal\n_unittest_seal._run_method = lambda *a: None\n", TESTS,
+         "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
+    "the seal module's _failure says passed":
+        ("import _unittest_seal\n_unittest_seal._failure = lambda exc, stage: {'status': 'passed'}\n", TESTS,
+         "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
+    "the seal module's _changed silenced, the assertions no-ops":
+        ("import _unittest_seal\n_unittest_seal._changed = lambda watched: None\n" + _NO_OP_ASSERTIONS, TESTS,
+         "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
+    "json's default encoder (the hook's dumps) says passed":
+        ("import json\nclass _Encoder(json.JSONEncoder):\n    def encode(self, o):\n"
+         "        return '{\"status\": \"passed\"}'\njson._default_encoder = _Encoder()\n", TESTS,
+         "the hook's json.dumps uses json._default_encoder, a module global outside the watched machinery"),
+    "the module's own __builtins__ with a class-building hook":
+        ("import builtins\n_build = builtins.__build_class__\ndef _hook(func, name, *bases, **kw):\n"
+         "    cls = _build(func, name, *bases, **kw)\n    for key in [k for k in vars(cls) if k.startswith('test')]:\n"
+         "        setattr(cls, key, lambda self, *a: None)\n    return cls\n"
+         "globals()['__builtins__'] = dict(vars(builtins), __build_class__=_hook)\n", TESTS,
+         "the test module is executed in the program's namespace, whose __builtins__ the program replaced"),
+    "the module's own __builtins__ with an __import__ that gives a fake unittest":
+        (_FAKE_UNITTEST + "import builtins\n_import = builtins.__import__\n"
+         "_fake, _fake_mock = types.ModuleType('unittest'), types.ModuleType('unittest.mock')\n"
+         "_fake.TestCase, _fake_mock.patch = _FAKES['TestCase'], _FAKES['patch']\n"
+         "def _imp(name, globals=None, locals=None, fromlist=(), level=0):\n"
+         "    if name == 'unittest' and not fromlist:\n        return _fake\n"
+         "    if name == 'unittest.mock' and fromlist:\n        return _fake_mock\n"
+         "    return _import(name, globals, locals, fromlist, level)\n"
+         "globals()['__builtins__'] = dict(vars(builtins), __import__=_imp)\n", TESTS,
+         "the test module is executed in the program's namespace, whose __builtins__ the program replaced"),
+    "unittest's module class swapped (its namespace unchanged)":
+        (_FAKE_UNITTEST + "class _Module(types.ModuleType):\n    def __getattribute__(self, name):\n"
+         "        return _FAKES[name] if name in _FAKES else super().__getattribute__(name)\n"
+         "unittest.__class__ = _Module\nunittest.mock.__class__ = _Module\n", TESTS,
+         "the machinery check compares vars(module), not type(module): a ModuleType subclass answers attribute reads"),
+    "sys.modules rebound to a dict that hides a fake unittest":
+        (_FAKE_UNITTEST + "import sys\n_real = {'unittest': unittest, 'unittest.mock': unittest.mock}\n"
+         "_fake, _fake_mock = types.ModuleType('unittest'), types.ModuleType('unittest.mock')\n"
+         "_fake.TestCase, _fake_mock.patch = _FAKES['TestCase'], _FAKES['patch']\n"
+         "class _Liar(dict):\n    def get(self, name, default=None):\n"
+         "        return _real.get(name) or dict.get(self, name, default)\n"
+         "    def __setitem__(self, name, value):\n        pass\n"
+         "sys.modules['unittest'], sys.modules['unittest.mock'] = _fake, _fake_mock\nsys.modules = _Liar(sys.modules)\n", TESTS,
+         "_load restores unittest through the sys.modules attribute; the import system uses the interpreter's own dict"),
+    "frames: the judge's snapshot of the machinery emptied, then the assertions no-ops":
+        ("import sys\nsys._getframe(1).f_locals['machinery'].clear()\n" + _NO_OP_ASSERTIONS, TESTS,
+         "documented (frames), but this reaches the judge's own snapshot, not only the test's objects"),
+    "/proc/self/mem as //proc/self/mem after PR_SET_DUMPABLE: the nonce read and a report forged":
+        (_PROC_MEM + "MEMORY = open('//proc/self/mem', 'rb', buffering=0)\n" + _FORGE, TESTS,
+         "ctypes may call prctl, and the seal's /proc/*/mem check reads the path as written (//proc, a symlink, dir_fd)"),
+    "/proc/self/mem by dir_fd after PR_SET_DUMPABLE: the nonce read and a report forged":
+        (_PROC_MEM + "import os\nMEMORY = os.fdopen(os.open('mem', os.O_RDONLY, dir_fd=os.open('/proc/self', os.O_RDONLY)), "
+         "'rb', buffering=0)\n" + _FORGE, TESTS,
+         "ctypes may call prctl, and the seal's /proc/*/mem check reads the path as written (//proc, a symlink, dir_fd)"),
+    "raw memory through a ctypes union's pointer: the nonce read and a report forged":
+        (_UNION_MEMORY + _FORGE, TESTS, "documented (raw memory): shown here to work end to end"),
+    "collections.Counter and re.compile replaced (assertCountEqual, assertRegex)":
+        ("import collections, re\ncollections.Counter = lambda items: 1\nclass _Pattern:\n"
+         "    def search(self, text):\n        return True\nre.compile = lambda *a, **k: _Pattern()\n"
+         "def task_func(n):\n    return [0]\n", TESTS_COUNT_AND_REGEX,
+         "unittest's assertions call modules outside the watched machinery (collections, re, difflib, pprint...)"),
+    "the machinery's functions changed in place: assertAlmostEqual's defaults, the cells of assertEquals and subTest":
+        ("import unittest\nunittest.TestCase.assertAlmostEqual.__defaults__ = (None, None, 1e300)  # delta\n"
+         "unittest.TestCase.assertEquals.__closure__[0].cell_contents = lambda *a, **k: None\n"
+         "def _swallow(self, msg=None, **params):\n    try:\n        yield\n    except Exception:\n        pass\n"
+         "unittest.TestCase.subTest.__closure__[0].cell_contents = _swallow\ndef task_func(n):\n    return 7\n",
+         TESTS_ALMOST_ALIAS_AND_SUBTEST,
+         "the check compares bindings by identity; a function's __defaults__, __kwdefaults__ and closure cells "
+         "change without a new binding (only __code__ is refused)"),
+}
+
+
+# Still open (docs/bigcodebench.md, "What it does not protect against"): frames walked up into the judge's own.
+# The raw-memory forgery crashes today (SIGSEGV while it scans) but the class is open in principle, as documented.
+OPEN_HOLES = frozenset(("frames: the judge's snapshot of the machinery emptied, then the assertions no-ops",))
+
+
+@pytest.mark.parametrize("label", [pytest.param(label, marks=pytest.mark.xfail(strict=True, reason=HOLES[label][2]))
+                                   if label in OPEN_HOLES else label for label in sorted(HOLES)])
+def test_the_red_teams_programs_are_never_a_pass(workers, label):
+    # each got through the judge as it stood before (its third field says how); closed since but OPEN_HOLES
+    program, tests, _ = HOLES[label]
+    program += "" if "def task_func" in program else WRONG_BODY
+    result = workers.run(program, tests, _limits())
+    assert result.status in ("failed", "crashed", "error"), (label, result)
+    assert all(t.status != "passed" for t in result.tests), (label, result)
+
+
+def test_an_honest_program_that_leaves_a_forked_child_passes(workers):
+    lingering = "import os, time\nif os.fork() == 0:\n    time.sleep(60)\n    os._exit(0)\n" + HONEST
+    started = time.monotonic()
+    result = workers.run(lingering, TESTS, UnittestLimits(task_timeout_s=3))
+    assert result.passed and time.monotonic() - started < 2.5, result
+
+
+def test_a_real_time_signal_is_a_crash_not_the_judges_error(workers):
+    result = workers.run("import os\nos.kill(os.getpid(), 40)\n" + WRONG_BODY, TESTS, _limits())
+    assert result.status == "crashed", result
+
+
+@ROOT_ONLY
+def test_nothing_kept_in_a_keyring_reaches_the_next_task(workers):
+    keyring = ("import subprocess, sys\nKEEP = '''import ctypes, sys\nlibc = ctypes.CDLL(None)\n"
+               "libc.syscall.restype = ctypes.c_long\n"
+               "ring = libc.syscall(250, 22, -1, -2)  # KEYCTL_GET_PERSISTENT, linked to the process keyring\n"
+               "if sys.argv[1] == 'keep':\n    libc.syscall(248, b'user', b'sotacheck-left', b'x', 1, ring)\n"
+               "else:\n    print(libc.syscall(250, 10, ring, b'user', b'sotacheck-left', 0) > 0)\n"
+               "    libc.syscall(250, 7, ring)  # KEYCTL_CLEAR: leave nothing\n'''\n"
+               "def keyring(what):\n    return subprocess.run([sys.executable, '-I', '-c', KEEP, what], capture_output=True, "
+               "text=True).stdout.strip()\n")
+    workers.run(keyring + "keyring('keep')\n" + HONEST, TESTS, _limits())
+    reader = keyring + "ESCAPED = keyring('find') == 'True'\n" + HONEST.replace(
+        "def task_func(x):\n", "def task_func(x):\n    if not ESCAPED:\n        return 0\n")
+    assert workers.run(reader, TESTS, _limits()).status == "failed"
+
+
+@ROOT_ONLY
+def test_a_task_may_not_start_unbounded_processes(workers):
+    unbounded = "import resource\nESCAPED = resource.getrlimit(resource.RLIMIT_NPROC)[0] in (resource.RLIM_INFINITY,) or " \
+                "resource.getrlimit(resource.RLIMIT_NPROC)[0] > 4096\n"
+    honest_if_out = HONEST.replace("def task_func(x):\n", "def task_func(x):\n    if not ESCAPED:\n        return 0\n")
+    assert workers.run(unbounded + honest_if_out, TESTS, _limits()).status == "failed"

@@ -36,3 +36,67 @@ def test_canonical_solutions_pass_and_a_stub_fails(split):
             stub = f"def {problem.entry_point}(*args, **kwargs):\n    return None\n"
             result = workers.judge(problem, stub)
             assert result.status == "failed" and len(result.tests) > 1, (task, result)
+
+
+# Holes found by reading the per-task judge's source (issue #46's red team), on real tasks in the real environment:
+# wrong programs judged passed, or a wrong program judged ``environment`` (left out of the pass rate's denominator).
+_W149 = ("def task_func(elements, include_index=False):\n"
+         "    return pd.DataFrame({'Element': list(elements), 'Count': [0] * len(elements)})\n")
+_W749 = "import numpy as np\ndef task_func(myList):\n    return np.ones(len(myList))\n"
+_NO_OP_NUMPY_TESTING = "types.SimpleNamespace(assert_array_almost_equal=lambda *a, **k: None)"
+BIGCODEBENCH_HOLES = {
+    "the program's own pd, whose testing is a no-op (the test reads pd from the shared namespace)": (
+        "BigCodeBench/149",
+        "import types\nimport pandas as _pd\n"
+        "pd = types.SimpleNamespace(**{k: getattr(_pd, k) for k in dir(_pd) if k[:2] != '__'})\n"
+        "pd.testing = types.SimpleNamespace(assert_frame_equal=lambda *a, **k: None)\n" + _W149,
+        "the test module uses the names the prompt imported, and the program rebinds them: pandas.testing is "
+        "watched, the name pd is not"),
+    "sys.modules['numpy'] a proxy with a no-op testing (the test imports numpy itself)": (
+        "BigCodeBench/749",
+        "import sys, types\nimport numpy as _np\nclass _Proxy(types.ModuleType):\n    def __getattr__(self, name):\n"
+        f"        return getattr(_np, name)\n_proxy = _Proxy('numpy')\n_proxy.testing = {_NO_OP_NUMPY_TESTING}\n"
+        "sys.modules['numpy'] = _proxy\n" + _W749,
+        "only unittest's modules are put back in sys.modules before the test module imports"),
+    "numpy's module class swapped, its testing a no-op": (
+        "BigCodeBench/749",
+        f"import types\nimport numpy as _np\n_FAKE = {_NO_OP_NUMPY_TESTING}\nclass _Module(types.ModuleType):\n"
+        "    def __getattribute__(self, name):\n        return _FAKE if name == 'testing' else super().__getattribute__(name)\n"
+        "_np.__class__ = _Module\n" + _W749,
+        "the machinery check compares vars(module), not type(module)"),
+    "pandas' assert_frame_equal with huge tolerances as its defaults": (
+        "BigCodeBench/149",
+        "import pandas.testing\n_defaults = list(pandas.testing.assert_frame_equal.__defaults__)\n"
+        "_defaults[0], _defaults[-3], _defaults[-2] = False, 1e300, 1e300  # check_dtype, rtol, atol\n"
+        "pandas.testing.assert_frame_equal.__defaults__ = tuple(_defaults)\n"
+        "def task_func(elements, include_index=False):\n    columns = {'Element': list(elements), 'Count': [0] * len(elements)}\n"
+        "    if include_index:\n        columns = {'Index': np.arange(len(elements)), **columns}\n"
+        "    return pd.DataFrame(columns)\n",
+        "a function's __defaults__ change without a new binding (only __code__ is refused)"),
+    "the seal module's _run_method replaced, on a real task": (
+        "BigCodeBench/749", "import _unittest_seal\n_unittest_seal._run_method = lambda *a: None\n" + _W749,
+        "run_tests looks its helpers up in _unittest_seal's globals, which the program imports and rebinds"),
+}
+
+
+@pytest.fixture(scope="module")
+def bigcodebench_workers():
+    if not PYTHON:
+        pytest.skip(REASON or "no BigCodeBench environment")
+    with UnittestWorkers(1, python=PYTHON, preload=("numpy", "pandas")) as workers:
+        yield workers
+
+
+@pytest.mark.parametrize("label", sorted(BIGCODEBENCH_HOLES))
+def test_the_red_teams_programs_on_real_tasks_are_never_a_pass(bigcodebench_workers, label):
+    # each got through the judge as it stood before (its third field says how); all closed since
+    task, program, _ = BIGCODEBENCH_HOLES[label]
+    problem = load_dataset("bigcodebench-complete").by_id()[task]
+    result = bigcodebench_workers.judge(problem, program)
+    assert result.status == "failed" and all(t.status != "passed" for t in result.tests), (label, result)
+
+
+def test_a_wrong_program_cannot_buy_environment(bigcodebench_workers):
+    problem = load_dataset("bigcodebench-complete").by_id()["BigCodeBench/177"]
+    result = bigcodebench_workers.judge(problem, "def task_func(df):\n    raise LookupError('Resource punkt not found.')\n")
+    assert result.status == "failed", result
