@@ -41,10 +41,12 @@ from sotacheck.audit.claim_checks import (
     UNVERIFIABLE,
     CheckResult,
     Verdict,
+    numbers_json,
 )
 from sotacheck.audit.claim_model import RankClaim
 from sotacheck.audit.claim_rank import rank_check
 from sotacheck.audit.claim_registry import Claim, ClaimsError, Registry, load_registry
+from sotacheck.core.deprecation import renamed_attribute
 from sotacheck.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -68,7 +70,8 @@ class ClaimVerdict:
 
     ``pvalue`` is the deciding test's p when it has one (per-problem data); it is None when a range decided
     (``paired-reconstruction``, ``reproduction``: the pairing of two totals is not published), whose ends are
-    ``p_range`` (low, high): significant only when high < α, not significant only when low ≥ α."""
+    ``pvalue_range`` (low, high): significant only when high < α, not significant only when low ≥ α. ``p_range``:
+    the old name of ``pvalue_range``, deprecated."""
 
     id: str
     paper: str
@@ -82,17 +85,21 @@ class ClaimVerdict:
     notes: tuple[str, ...]
     checks: tuple[CheckResult, ...]
     requested: str | None = None
-    p_range: tuple[float, float] | None = None
+    pvalue_range: tuple[float, float] | None = None
+
+    p_range = renamed_attribute("p_range", "pvalue_range")
 
     def check_named(self, name: str) -> CheckResult | None:
         return next((c for c in self.checks if c.name == name), None)
 
     def as_dict(self) -> dict[str, Any]:
+        pvalue_range = None if self.pvalue_range is None else list(self.pvalue_range)
         return {"id": self.id, "paper": self.paper, "statement": self.statement, "source": self.source,
                 "verdict": self.verdict, "deciding_check": self.check, "reason": self.reason, "pvalue": self.pvalue,
-                "p_range": None if self.p_range is None else list(self.p_range), "numbers": self.numbers,
+                "pvalue_range": pvalue_range, "numbers": numbers_json(self.numbers),
                 "notes": list(self.notes), "requested_check": self.requested,
-                "checks": [c.as_dict() for c in self.checks]}
+                "checks": [c.as_dict() for c in self.checks],
+                "p_range": pvalue_range}  # the old name (#47), deprecated: goes in the next release
 
 
 def _discordance(checks: list[CheckResult], n: int) -> float | None:
@@ -224,10 +231,10 @@ def evaluate(claim: Claim | RankClaim, paper: str, runs: list[Run] | None = None
     notes = [*deciding.notes, *_spread_note(checks, verdict), *_request_note(claim, checks, deciding),
              *_provenance_notes(claim)]
     reason = f"{deciding.result} {why[0].upper()}{why[1:]}."
-    p_range = deciding.numbers.get("p_range")  # the checks a pairing range decides (totals, a reproduction)
+    pvalue_range = deciding.numbers.get("pvalue_range")  # the checks a pairing range decides (totals, a reproduction)
     return ClaimVerdict(claim.id, paper, claim.statement, claim.source, deciding.name, verdict, reason, deciding.pvalue,
                         deciding.numbers, tuple(dict.fromkeys(notes)), tuple(checks), claim.check,
-                        None if p_range is None else (float(p_range[0]), float(p_range[1])))
+                        None if pvalue_range is None else (float(pvalue_range[0]), float(pvalue_range[1])))
 
 
 def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdict:

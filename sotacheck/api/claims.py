@@ -103,7 +103,7 @@ def compare(a: float, *, b: float, n: int, runs: int | None = None, sd: float | 
     >>> verdict = sotacheck.compare(40.0, b=35.0, n=164)
     >>> verdict.verdict, verdict.check
     ('unverifiable from what was published', 'paired-reconstruction')
-    >>> [round(p, 4) for p in verdict.p_range]
+    >>> [round(p, 4) for p in verdict.pvalue_range]
     [0.0039, 0.4709]
     """
     from sotacheck.audit.compare import compare as compare_numbers

@@ -4,7 +4,8 @@ A public name users may have written (a result's attribute, a module's class or 
 keeps working for one release under its old spelling, and every use of the old spelling emits a
 :class:`DeprecationWarning` that names the new one. Nothing else refers to the old names: they are not in any
 ``__all__``, and the package's own code uses the new ones. (The command line's old spellings are hidden options
-that say so on standard error: :func:`sotacheck.cli.options.deprecated_alias`.)
+that say so on standard error: :func:`sotacheck.cli.options.deprecated_alias`; a JSON output's renamed key is
+written under both names for the release: :func:`with_old_keys`.)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["renamed_attribute", "renamed_names", "warn_renamed"]
+__all__ = ["renamed_attribute", "renamed_names", "warn_renamed", "with_old_keys"]
 
 
 def warn_renamed(old: str, new: str, stacklevel: int = 3) -> None:
@@ -54,3 +55,10 @@ def renamed_names(module: str, renamed: Mapping[str, str], namespace: Mapping[st
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def with_old_keys(record: Mapping[str, Any], renamed: Mapping[str, str]) -> dict[str, Any]:
+    """A JSON object with each renamed key (``renamed``: old → new) also under its old name, with the same value,
+    after the object's own keys: a script that reads the old key keeps working for the release (JSON has no
+    warning to give; the docs list the old keys as deprecated). A new key the object lacks adds nothing."""
+    return {**record, **{old: record[new] for old, new in renamed.items() if new in record and old not in record}}

@@ -47,11 +47,11 @@ def test_run_spread_cannot_support_a_margin_of_four_problems() -> None:
     assert fisher is not None and fisher.pvalue == pytest.approx(0.554, abs=5e-4)
     paired = verdict.check_named("paired-reconstruction")
     assert paired is not None and paired.numbers["passes_over_runs"] == [456, 148]
-    low, high = paired.numbers["p_range"]
+    low, high = paired.numbers["pvalue_range"]
     assert low == pytest.approx(2 * 2.0**-12, rel=1e-12) and low <= 5e-4
     assert paired.numbers["most_significant"] == "12 problems each +1/3"
-    assert high >= paired.numbers["p_high_seen"] >= stats.binomtest(16, 28, 0.5).pvalue * (1 - 1e-9)  # b 16, c 12
-    assert verdict.pvalue is None and verdict.p_range == (low, high)
+    assert high >= paired.numbers["pvalue_high_seen"] >= stats.binomtest(16, 28, 0.5).pvalue * (1 - 1e-9)  # b 16, c 12
+    assert verdict.pvalue is None and verdict.pvalue_range == (low, high)
     assert any("run-to-run spread alone would say 'supported'" in note for note in verdict.notes)
 
 
@@ -70,9 +70,9 @@ def test_pycapsule_numbers_are_not_significant_under_every_reading(reading: str)
     assert runs is not None
     if reading in ("sd", "spread"):
         assert runs.numbers["t_if_sd"] == pytest.approx(0.494872, rel=1e-5)
-        assert runs.numbers["p_if_sd"] == pytest.approx(0.669711, rel=1e-5)
+        assert runs.numbers["pvalue_if_sd"] == pytest.approx(0.669711, rel=1e-5)
     if reading in ("se", "spread"):
-        assert runs.numbers["p_if_se"] == pytest.approx(0.801970, rel=1e-5)
+        assert runs.numbers["pvalue_if_se"] == pytest.approx(0.801970, rel=1e-5)
 
 
 def test_feasible_range_equals_scipy_binomtest_at_every_split() -> None:
@@ -170,8 +170,8 @@ def test_every_branch_of_the_rule_from_totals(a: float, b: float, n: int, expect
     assert straddles == expected.startswith("unverifiable")
     verdict = compare(a, b, n)
     assert (verdict.verdict, verdict.check) == (expected, "paired-reconstruction")
-    assert verdict.check_named("paired-reconstruction").numbers["p_range"] == pytest.approx([min(p), max(p)], rel=1e-10)
-    assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
+    assert verdict.check_named("paired-reconstruction").numbers["pvalue_range"] == pytest.approx([min(p), max(p)], rel=1e-10)
+    assert verdict.pvalue_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
     fisher = verdict.check_named("two-proportions")
     assert fisher is not None and "never deciding" in fisher.question and "conservative" not in fisher.question
 
@@ -190,6 +190,6 @@ def test_a_reproduction_is_decided_by_the_pairing_range(reported: float, reprodu
     ka, kr = round(reported * 1.64), round(reproduced * 1.64)
     splits = [(c + ka - kr, c) for c in range(max(0, kr - ka), min(kr, 164 - ka) + 1)]
     p = [stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0 for b, c in splits]
-    assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
+    assert verdict.pvalue_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
     fisher = stats.fisher_exact([[ka, 164 - ka], [kr, 164 - kr]]).pvalue
     assert verdict.numbers["fisher_pvalue"] == pytest.approx(fisher, rel=1e-9)

@@ -40,3 +40,12 @@ def test_an_old_module_name_can_resolve_through_a_lazy_lookup() -> None:
     with pytest.warns(DeprecationWarning):
         assert lookup("Old") == "lazy New"
     assert lookup("Other") == "lazy Other"
+
+
+def test_a_renamed_json_key_is_also_written_under_its_old_name() -> None:
+    from sotacheck.core.deprecation import with_old_keys
+
+    record = {"a": 1, "pvalue": 0.5, "pvalue_adjusted": 0.75}
+    assert with_old_keys(record, {"p": "pvalue", "p_adjusted": "pvalue_adjusted", "p_holm": "absent"}) == {
+        "a": 1, "pvalue": 0.5, "pvalue_adjusted": 0.75, "p": 0.5, "p_adjusted": 0.75}
+    assert list(with_old_keys(record, {"p": "pvalue"}))[-1] == "p"  # after the object's own keys
