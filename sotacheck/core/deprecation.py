@@ -10,11 +10,14 @@ written under both names for the release: :func:`with_old_keys`.)
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["renamed_attribute", "renamed_names", "warn_renamed", "with_old_keys"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["renamed_attribute", "renamed_keywords", "renamed_names", "warn_renamed", "with_old_keys"]
 
 
 def warn_renamed(old: str, new: str, stacklevel: int = 3) -> None:
@@ -36,6 +39,31 @@ def renamed_attribute(old: str, new: str) -> Any:
         return getattr(self, new)
 
     return property(get, doc=f"Deprecated: the old name of ``{new}`` (warns).")
+
+
+def renamed_keywords(**renamed: str) -> Callable[[F], F]:
+    """A function whose keyword arguments were renamed (``old="new"``): a call with an old keyword warns and
+    passes its value as the new one; giving both is a :class:`TypeError`. The signature shown (``help``,
+    ``inspect.signature``) is the new one::
+
+        @renamed_keywords(samples="sample_count")
+        def import_logs(kind, *, sample_count=None): ...
+    """
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for old, new in renamed.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{function.__name__}() got both {old}= (its old name) and {new}=")
+                    warn_renamed(f"{function.__name__}({old}=...)", f"{new}=...")
+                    kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 def renamed_names(module: str, renamed: Mapping[str, str], namespace: Mapping[str, Any],

@@ -49,3 +49,24 @@ def test_a_renamed_json_key_is_also_written_under_its_old_name() -> None:
     assert with_old_keys(record, {"p": "pvalue", "p_adjusted": "pvalue_adjusted", "p_holm": "absent"}) == {
         "a": 1, "pvalue": 0.5, "pvalue_adjusted": 0.75, "p": 0.5, "p_adjusted": 0.75}
     assert list(with_old_keys(record, {"p": "pvalue"}))[-1] == "p"  # after the object's own keys
+
+
+def test_an_old_keyword_argument_passes_its_value_as_the_new_one_and_warns() -> None:
+    import inspect
+    import warnings
+
+    from sotacheck.core.deprecation import renamed_keywords
+
+    @renamed_keywords(samples="sample_count")
+    def read(path: str, *, sample_count: int | None = None) -> tuple[str, int | None]:
+        return path, sample_count
+
+    with pytest.warns(DeprecationWarning, match=r"^read\(samples=\.\.\.\) is deprecated: it was renamed "
+                                                r"sample_count=\.\.\."):
+        assert read("t.csv", samples=3) == ("t.csv", 3)  # type: ignore[call-arg]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name does not warn
+        assert read("t.csv", sample_count=3) == ("t.csv", 3)
+    with pytest.raises(TypeError, match=r"both samples= .* and sample_count="):
+        read("t.csv", samples=3, sample_count=4)  # type: ignore[call-arg]
+    assert list(inspect.signature(read).parameters) == ["path", "sample_count"]
