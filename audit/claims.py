@@ -45,7 +45,7 @@ from sotacheck.audit.claim_checks import (
 )
 from sotacheck.audit.claim_model import RankClaim
 from sotacheck.audit.claim_rank import rank_check
-from sotacheck.audit.claim_registry import Claim, ClaimsError, Registry, load_registry
+from sotacheck.audit.claim_registry import Claim, ClaimRegistry, ClaimsError, load_registry
 from sotacheck.core.deprecation import renamed_attribute
 from sotacheck.core.errors import InputError
 
@@ -251,7 +251,7 @@ def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdic
                         f"{why[0].upper()}{why[1:]}.", None, check.numbers, (), (check,), claim.check)
 
 
-def audit_registries(registries: list[tuple[str | Path, Registry]], runs: list[Run] | None = None,
+def audit_registries(registries: list[tuple[str | Path, ClaimRegistry]], runs: list[Run] | None = None,
                      dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
     """Verdicts for every claim of loaded claims files (each with its path, ``-``: standard input), in order."""
     verdicts = []

@@ -20,7 +20,7 @@ import yaml
 from scipy import stats
 
 from sotacheck.audit.claim_model import CheckName, Claim
-from sotacheck.audit.claim_registry import Registry
+from sotacheck.audit.claim_registry import ClaimRegistry
 from sotacheck.audit.claims import audit_registries, evaluate
 from sotacheck.audit.compare import compare
 from sotacheck.audit.importers.mapcoder import import_mapcoder
@@ -108,7 +108,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list:
     return [mapcoder, load_run(REPO / "recordings/reference-qwen05b")]
 
 
-def _registries(check: str | None, keep: bool) -> list[tuple[Path, Registry]]:
+def _registries(check: str | None, keep: bool) -> list[tuple[Path, ClaimRegistry]]:
     out = []
     for path in REGISTRY:
         raw = yaml.safe_load(path.read_text())
@@ -119,7 +119,7 @@ def _registries(check: str | None, keep: bool) -> list[tuple[Path, Registry]]:
                 claim.pop("check", None)
             if check is not None:
                 claim["check"] = check
-        out.append((path, Registry.model_validate(raw)))
+        out.append((path, ClaimRegistry.model_validate(raw)))
     return out
 
 
@@ -147,7 +147,7 @@ def test_the_requested_check_is_reported_as_such() -> None:
 
 
 def test_every_check_shown_has_its_question_and_result() -> None:
-    for verdict in audit_registries([(p, Registry.model_validate(yaml.safe_load(p.read_text()))) for p in REGISTRY],
+    for verdict in audit_registries([(p, ClaimRegistry.model_validate(yaml.safe_load(p.read_text()))) for p in REGISTRY],
                                     [], {"humaneval": 164}):
         assert verdict.check in {c.name for c in verdict.checks}
         for check in verdict.checks:

@@ -47,10 +47,10 @@ def test_each_example_gives_the_verdict_printed(name: str, mapcoder_run: Path) -
 
 
 def _evaluate_example(name: str):
-    from sotacheck.audit.claim_registry import Registry
+    from sotacheck.audit.claim_registry import ClaimRegistry
     from sotacheck.audit.claims import evaluate
 
-    claim = Registry.model_validate(yaml.safe_load(EXAMPLES[name]["body"])).claims[0]
+    claim = ClaimRegistry.model_validate(yaml.safe_load(EXAMPLES[name]["body"])).claims[0]
     return claim, evaluate(claim, "ours")
 
 
