@@ -46,14 +46,14 @@ from sotacheck.audit.claim_checks import (
 from sotacheck.audit.claim_model import RankClaim
 from sotacheck.audit.claim_rank import rank_check
 from sotacheck.audit.claim_registry import Claim, ClaimRegistry, ClaimsError, load_registry
-from sotacheck.core.deprecation import renamed_attribute
+from sotacheck.core.deprecation import renamed_attribute, renamed_names
 from sotacheck.core.errors import InputError
 
 if TYPE_CHECKING:
     from sotacheck.core.rundir import Run
 
 __all__ = ["ALPHA", "CONTRADICTED", "EVIDENCE_ONLY", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult",
-           "ClaimVerdict", "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "audit_registries", "evaluate",
+           "ClaimVerdict", "ClaimsError", "Verdict", "applicable_checks", "check_claims", "check_registries", "evaluate",
            "load_registry"]
 
 EVIDENCE_ONLY = ("two-proportions", "margin-vs-single")
@@ -251,7 +251,7 @@ def _evaluate_rank(claim: RankClaim, paper: str, runs: list[Run]) -> ClaimVerdic
                         f"{why[0].upper()}{why[1:]}.", None, check.numbers, (), (check,), claim.check)
 
 
-def audit_registries(registries: list[tuple[str | Path, ClaimRegistry]], runs: list[Run] | None = None,
+def check_registries(registries: list[tuple[str | Path, ClaimRegistry]], runs: list[Run] | None = None,
                      dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
     """Verdicts for every claim of loaded claims files (each with its path, ``-``: standard input), in order."""
     verdicts = []
@@ -264,7 +264,12 @@ def audit_registries(registries: list[tuple[str | Path, ClaimRegistry]], runs: l
     return verdicts
 
 
-def audit_claims(files: list[Path] | list[str | Path], runs: list[Run] | None = None,
+def check_claims(files: list[Path] | list[str | Path], runs: list[Run] | None = None,
                  dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
     """Verdicts for every claim of every claims file (``-``: standard input), in file order."""
-    return audit_registries([(file, load_registry(file)) for file in files], runs, dataset_sizes)
+    return check_registries([(file, load_registry(file)) for file in files], runs, dataset_sizes)
+
+
+# the old names, for one release (#47: "audit" is the package, not a verb)
+__getattr__ = renamed_names(__name__, {"audit_claims": "check_claims", "audit_registries": "check_registries"},
+                            globals())

@@ -151,7 +151,7 @@ class Resolution:
 class SuspectProblem:
     """A problem worth a look: solved by no system or by one only (a broken or over-strict test is the
     usual cause of the first), or whose tests accept a cheap wrong program (``weak_test``: which one, from
-    ``sotacheck judge --audit-tests``), with the canonical solution's verdict where it was judged."""
+    ``sotacheck judge --suspect-tests``), with the canonical solution's verdict where it was judged."""
 
     problem: str
     reason: str

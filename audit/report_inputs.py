@@ -15,7 +15,7 @@ import numpy as np
 
 from sotacheck.audit.analysis import analyze, combine_runs, outcome_matrix, paper_defaults
 from sotacheck.audit.analysis_results import AnalysisResult
-from sotacheck.audit.claims import ClaimVerdict, audit_claims
+from sotacheck.audit.claims import ClaimVerdict, check_claims
 from sotacheck.audit.decay_fits import with_decays
 from sotacheck.audit.fidelity import ArmFidelity, fidelity, truncation_warnings
 from sotacheck.audit.leaderboard_results import Leaderboard
@@ -110,7 +110,7 @@ def report_inputs(runs: list[Run], claims_files: Sequence[Path] = (), *, baselin
     if analysis is None:
         analysis = with_decays(analyze(runs, baseline, compare=compare), runs)
     table = combine_runs(runs)
-    claims = tuple(audit_claims(list(claims_files), runs, dataset_sizes)) if claims_files else ()
+    claims = tuple(check_claims(list(claims_files), runs, dataset_sizes)) if claims_files else ()
     sweeps = []
     for index, run in enumerate(runs):
         own = table[table[RUN_COLUMN] == index]

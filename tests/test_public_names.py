@@ -81,6 +81,14 @@ def test_the_api_examples_run_fast(test: doctest.DocTest) -> None:
     ("sotacheck.reruns.sandbox.submission", "Verdict", "JudgedSubmission"),
     ("sotacheck.audit.claim_registry", "Registry", "ClaimRegistry"),
     ("sotacheck.audit.claim_model", "Registry", "ClaimRegistry"),
+    ("sotacheck", "audit_claims", "check_claims"),
+    ("sotacheck.api", "audit_claims", "check_claims"),
+    ("sotacheck.api.claims", "audit_claims", "check_claims"),
+    ("sotacheck.audit.claims", "audit_claims", "check_claims"),
+    ("sotacheck.audit.claims", "audit_registries", "check_registries"),
+    ("sotacheck", "audit_tests", "find_suspect_tests"),
+    ("sotacheck.api", "audit_tests", "find_suspect_tests"),
+    ("sotacheck.api.judging", "audit_tests", "find_suspect_tests"),
 ])
 def test_a_renamed_public_name_still_imports_for_a_release_and_warns(module: str, old: str, new: str) -> None:
     """The old names of #47's renames (docs/python-api.md) give the new object and warn; the new names do not."""

@@ -21,7 +21,7 @@ from scipy import stats
 
 from sotacheck.audit.claim_model import CheckName, Claim
 from sotacheck.audit.claim_registry import ClaimRegistry
-from sotacheck.audit.claims import audit_registries, evaluate
+from sotacheck.audit.claims import check_registries, evaluate
 from sotacheck.audit.compare import compare
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import feasible_mcnemar
@@ -127,11 +127,11 @@ def _registries(check: str | None, keep: bool) -> list[tuple[Path, ClaimRegistry
 def test_every_shipped_claim_gets_the_same_verdict_whatever_check_is_written(runs, with_runs: bool) -> None:
     given = runs if with_runs else []
     sizes = {"humaneval": 164}
-    reference = {v.id: (v.verdict, v.check) for v in audit_registries(_registries(None, True), given, sizes)}
+    reference = {v.id: (v.verdict, v.check) for v in check_registries(_registries(None, True), given, sizes)}
     assert len(reference) == 36  # 35 published-number claims and the MBPP rank claim (issue 44)
-    assert {v.id: (v.verdict, v.check) for v in audit_registries(_registries(None, False), given, sizes)} == reference
+    assert {v.id: (v.verdict, v.check) for v in check_registries(_registries(None, False), given, sizes)} == reference
     for check in CHECKS:
-        written = audit_registries(_registries(check, False), given, sizes)
+        written = check_registries(_registries(check, False), given, sizes)
         assert {v.id: (v.verdict, v.check) for v in written} == reference, check
         assert all(v.requested == check for v in written if v.check != "rank")
 
@@ -147,7 +147,7 @@ def test_the_requested_check_is_reported_as_such() -> None:
 
 
 def test_every_check_shown_has_its_question_and_result() -> None:
-    for verdict in audit_registries([(p, ClaimRegistry.model_validate(yaml.safe_load(p.read_text()))) for p in REGISTRY],
+    for verdict in check_registries([(p, ClaimRegistry.model_validate(yaml.safe_load(p.read_text()))) for p in REGISTRY],
                                     [], {"humaneval": 164}):
         assert verdict.check in {c.name for c in verdict.checks}
         for check in verdict.checks:

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
+from sotacheck.audit.claims import ClaimsError, check_claims, load_registry
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.rundir import load_run, write_run
@@ -24,7 +24,7 @@ REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))
 
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, object]:
-    return {v.id: v for v in audit_claims(REGISTRY, dataset_sizes={"humaneval": 164})}
+    return {v.id: v for v in check_claims(REGISTRY, dataset_sizes={"humaneval": 164})}
 
 
 def test_every_number_in_the_reference_is_in_the_registry(data_dir) -> None:
@@ -108,7 +108,7 @@ def test_rerun_backed_claim_end_to_end_on_released_logs(tmp_path, data_dir) -> N
     low, high = v["numbers"]["ci_pp"]
     assert low < v["numbers"]["measured_margin_pp"] < high
     # without the run the published totals decide: 132 vs 113 of 164, significant for every split they allow
-    without = audit_claims([REPO / "data/claims/mapcoder.yaml"])[0]
+    without = check_claims([REPO / "data/claims/mapcoder.yaml"])[0]
     assert (without.verdict, without.check) == ("supported", "paired-reconstruction")
     assert without.numbers["pvalue_range"][1] == pytest.approx(mcnemar_exact(51, 32).pvalue)
 
@@ -143,7 +143,7 @@ def test_run_lacking_a_named_arm_names_file_claim_and_field(tmp_path, data_dir) 
     run_dir = write_run(tmp_path / "mapcoder-he", frame, meta)
     path = REPO / "data/claims/mapcoder.yaml"
     with pytest.raises(ClaimsError) as info:
-        audit_claims([path], runs=[load_run(run_dir)])
+        check_claims([path], runs=[load_run(run_dir)])
     assert str(info.value).startswith(f"{path}: claim 'mapcoder-beats-cot-he-chatgpt': field `rerun.method_arm`: "
                                       "arm 'MapCoder-5-5' is not in run 'mapcoder-he'")
     done = subprocess.run([*SOTACHECK, "claims", str(path), "--runs", str(run_dir)], capture_output=True, text=True)
@@ -160,7 +160,7 @@ def test_rerun_backed_claim_on_our_own_recorded_run() -> None:
     pivot = table.pivot(index="problem", columns="arm", values="passed").astype(bool)
     b = int((pivot["pycapsule[max_attempts=5]"] & ~pivot["direct"]).sum())
     c = int((~pivot["pycapsule[max_attempts=5]"] & pivot["direct"]).sum())
-    verdict = next(v for v in audit_claims([REPO / "data/claims/pycapsule.yaml"], runs=[load_run(run_dir)])
+    verdict = next(v for v in check_claims([REPO / "data/claims/pycapsule.yaml"], runs=[load_run(run_dir)])
                    if v.id == "pycapsule-beats-direct-qwen05b-rerun")
     assert (verdict.numbers["b"], verdict.numbers["c"]) == (b, c)
     expected_p = stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
