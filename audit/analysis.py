@@ -325,7 +325,7 @@ def _requested(table: pd.DataFrame, studies: tuple[Study, ...], pairs: Sequence[
 
 def _holm_within(family: list[Comparison]) -> list[Comparison]:
     adjusted = holm([c.pvalue for c in family]) if family else np.array([])
-    return [replace(c, pvalue_holm=float(p)) for c, p in zip(family, adjusted, strict=True)]
+    return [replace(c, pvalue_adjusted=float(p)) for c, p in zip(family, adjusted, strict=True)]
 
 
 FINDINGS_NAMED = 5  # significant comparisons a study's one-sentence finding names; the rest are counted
@@ -343,10 +343,10 @@ def study_findings(result: AnalysisResult, study: StudyResult, alpha: float = 0.
     if not comparisons:
         best = max(arms, key=lambda a: a.pass_rate)
         return f"{head}; a single arm, {best.arm} at {100 * best.pass_rate:.1f} %: nothing to compare."
-    significant = [c for c in comparisons if c.pvalue_holm < alpha]
+    significant = [c for c in comparisons if c.pvalue_adjusted < alpha]
     best = max(arms, key=lambda a: a.pass_rate)
     named = significant[:FINDINGS_NAMED]
-    found = ("; ".join(f"{c.a} {100 * c.diff:+.1f} pp (Holm p = {c.pvalue_holm:.3g})" for c in named)
+    found = ("; ".join(f"{c.a} {100 * c.diff:+.1f} pp (Holm p = {c.pvalue_adjusted:.3g})" for c in named)
              + (f"; and {len(significant) - len(named)} more (the comparison table lists them)"
                 if len(significant) > len(named) else "")
              if significant else "none differs significantly after Holm")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sotacheck.audit.studies import Study
+from sotacheck.core.deprecation import renamed_attribute, with_old_keys
 from sotacheck.core.rundir import OutcomeError
 
 if TYPE_CHECKING:
@@ -81,7 +82,9 @@ class Comparison:
     in pass rate the test used detects with 80 % power (two-sided, alpha 0.05; see
     :func:`sotacheck.audit.power.mdd_paired`). ``study``: the study both arms belong to, or ``S1 vs S3``
     for a comparison across studies the user asked for; ``family``: the Holm family, a study's id or
-    ``requested``."""
+    ``requested``. ``pvalue``: two-sided, unadjusted; ``midp``: McNemar's mid-p (one sample per problem);
+    ``pvalue_adjusted``: Holm over ``family``. ``pvalue_holm``: the old name of ``pvalue_adjusted``,
+    deprecated."""
 
     a: str
     b: str
@@ -96,11 +99,13 @@ class Comparison:
     test: str
     pvalue: float
     midp: float | None
-    pvalue_holm: float
+    pvalue_adjusted: float
     mdd: float
     notes: tuple[str, ...] = ()
     study: str = ""
     family: str = ""
+
+    pvalue_holm = renamed_attribute("pvalue_holm", "pvalue_adjusted")
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,8 @@ class AnalysisResult:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready; a non-finite number (an undetectable MDD) becomes null, never NaN/Infinity."""
         return _finite({"baseline": self.baseline, "arms": [asdict(a) for a in self.arms],
-                        "comparisons": [asdict(c) for c in self.comparisons], "notes": list(self.notes),
+                        "comparisons": [with_old_keys(asdict(c), OLD_COMPARISON_KEYS) for c in self.comparisons],
+                        "notes": list(self.notes),
                         "unscored": [asdict(u) for u in self.unscored],
                         "not_compared": [asdict(n) for n in self.not_compared],
                         "studies": [{**asdict(s.study), "baseline": s.baseline, "notes": list(s.notes)}
@@ -192,6 +198,8 @@ class AnalysisResult:
 
 
 REQUESTED = "requested"
+# JSON keys renamed in #47 (old → new), written under both names for one release (docs/statistics.md)
+OLD_COMPARISON_KEYS = {"pvalue_holm": "pvalue_adjusted"}
 
 
 def _finite(value: Any) -> Any:

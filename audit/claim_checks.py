@@ -25,6 +25,7 @@ from sotacheck.audit import distributions as dist
 from sotacheck.audit.claim_model import Claim, Side
 from sotacheck.audit.paired import PairingRange, mcnemar_exact, mcnemar_range, pairing_range
 from sotacheck.audit.power import mdd_paired_exact, mdd_unpaired
+from sotacheck.core.deprecation import with_old_keys
 from sotacheck.core.errors import ArgumentError, InputError
 
 Verdict = Literal["supported", "not significant", "unverifiable from what was published", "contradicted"]
@@ -52,7 +53,20 @@ class CheckResult:
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "question": self.question, "result": self.result, "verdict": self.verdict,
-                "pvalue": self.pvalue, "numbers": self.numbers, "notes": list(self.notes)}
+                "pvalue": self.pvalue, "numbers": numbers_json(self.numbers), "notes": list(self.notes)}
+
+
+# ``numbers`` keys renamed in #47 (old → new), written under both names in JSON for one release (docs/claims.md);
+# ``p_if_LABEL`` → ``pvalue_if_LABEL`` too
+OLD_NUMBER_KEYS = {"p_range": "pvalue_range", "p_range_attained": "pvalue_range_attained",
+                   "p_high_seen": "pvalue_high_seen", "p_range_without_assumptions": "pvalue_range_without_assumptions"}
+
+
+def numbers_json(numbers: dict[str, Any]) -> dict[str, Any]:
+    """A check's ``numbers`` as JSON: each key renamed in #47 also under its old name (deprecated)."""
+    renamed = OLD_NUMBER_KEYS | {"p_if_" + key.removeprefix("pvalue_if_"): key for key in numbers
+                                 if key.startswith("pvalue_if_")}
+    return with_old_keys(numbers, renamed)
 
 
 def pp(value: float) -> str:
@@ -167,14 +181,14 @@ def paired_reconstruction(claim: Claim) -> CheckResult:
     """The paired test's p over every pairing the published numbers allow; the pairing-range rule decides
     (docs/claims.md): significant over every allowed pairing, ``supported`` (``contradicted`` when the
     margin is negative); over none, ``not significant``; otherwise ``unverifiable``. Its ``pvalue`` is None:
-    a range has no one p (``numbers["p_range"]`` = [low, high], the ends the rule compared with α)."""
+    a range has no one p (``numbers["pvalue_range"]`` = [low, high], the ends the rule compared with α)."""
     assert claim.n is not None
     n = claim.n
     both = is_rate(claim.method) and is_rate(claim.baseline)
     found, numbers, notes = _totals_range(claim) if both else _margin_range(claim)
     assumed = [NONNEGATIVE_CORRELATION] if NONNEGATIVE_CORRELATION in claim.assumptions and both else []
-    numbers |= {"n": n, "test": found.test, "p_range": [found.low, found.high],
-                "p_range_attained": [found.low_attained, found.high_attained], "p_high_seen": found.high_seen,
+    numbers |= {"n": n, "test": found.test, "pvalue_range": [found.low, found.high],
+                "pvalue_range_attained": [found.low_attained, found.high_attained], "pvalue_high_seen": found.high_seen,
                 "most_significant": found.low_pattern, "least_significant": found.high_pattern,
                 "assumptions": assumed, "alpha": ALPHA}
     if found.unit == 1:
@@ -188,7 +202,7 @@ def paired_reconstruction(claim: Claim) -> CheckResult:
     result = f"{margin}; {found.test}: {range_text(found, source)}."
     if assumed:
         plain, _, _ = _totals_range(claim.model_copy(update={"assumptions": []}))
-        numbers["p_range_without_assumptions"] = [plain.low, plain.high]
+        numbers["pvalue_range_without_assumptions"] = [plain.low, plain.high]
         notes.append(f"this verdict assumes {NONNEGATIVE_CORRELATION} (the two systems' per-problem results are not "
                      f"negatively correlated, φ ≥ 0); without it, {range_text(plain)}")
     if verdict == UNVERIFIABLE:
@@ -245,7 +259,7 @@ def margin_vs_single(claim: Claim) -> CheckResult:
                 t = (m - b) / (sd / math.sqrt(runs))
                 p = dist.t_two_sided(t, runs - 1)
             pvalues[label] = p
-            numbers[f"t_if_{label}"], numbers[f"p_if_{label}"] = t, p
+            numbers[f"t_if_{label}"], numbers[f"pvalue_if_{label}"] = t, p
     best, worst = min(pvalues.values()), max(pvalues.values())
     if worst < ALPHA:
         verdict = _significance(worst, m - b)

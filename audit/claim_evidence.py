@@ -123,7 +123,7 @@ def reproduction(claim: Claim) -> CheckResult:
     km, kr = solved(m, n), solved(r, n)
     found = pairing_range(n, km, kr)
     fisher = dist.fisher_exact_two_sided([[km, n - km], [kr, n - kr]])
-    numbers = {"reported": m, "reproduced": r, "n": n, "p_range": [found.low, found.high], "fisher_pvalue": fisher}
+    numbers = {"reported": m, "reproduced": r, "n": n, "pvalue_range": [found.low, found.high], "fisher_pvalue": fisher}
     notes = (claim.reproduction.note,) if claim.reproduction.note else ()
     question = ("Does an independent reproduction reach the reported number? (the paired test over every pairing "
                 "the two totals allow)")

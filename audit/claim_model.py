@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
+from sotacheck.core.deprecation import renamed_names
+
 CheckName = Literal["margin-vs-single", "two-proportions", "paired-reconstruction", "paired-counts",
                     "minimum-detectable-difference", "comparator-kind", "identical-numbers", "benchmark-size",
                     "reproduction", "average-margin", "cost-bound", "decay-fit", "no-comparator", "setting", "rerun"]
@@ -211,14 +213,20 @@ class Paper(_Strict):
     seed: str | None = Field(default=None, description="sotacheck's own registry: the review the numbers come from")
 
 
-class Registry(_Strict):
+class ClaimRegistry(_Strict):
+    """A claims file: one paper's claims (``Registry`` until #47: the plug-in registries are
+    :class:`sotacheck.core.registry.Registry`)."""
+
     paper: Paper
     claims: list[ClaimEntry]
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> Registry:
+    def _unique_ids(self) -> ClaimRegistry:
         ids = [c.id for c in self.claims]
         duplicated = sorted({i for i in ids if ids.count(i) > 1})
         if duplicated:
             raise ValueError(f"duplicated claim id(s) {duplicated}")
         return self
+
+
+__getattr__ = renamed_names(__name__, {"Registry": "ClaimRegistry"}, globals())  # the old name, for one release

@@ -12,11 +12,13 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from sotacheck.audit.claim_model import CheckName, Claim, Paper, Registry, Side
+from sotacheck.audit.claim_model import CheckName, Claim, ClaimRegistry, Paper, Side
+from sotacheck.core.deprecation import renamed_names
 from sotacheck.core.errors import InputError
 
-__all__ = ["CheckName", "Claim", "ClaimsError", "Paper", "Registry", "Side", "bundled_registries", "claims_schema",
-           "load_registry", "validation_message"]
+__all__ = ["CheckName", "Claim", "ClaimRegistry", "ClaimsError", "Paper", "Side", "bundled_registries",
+           "claims_schema", "load_registry", "validation_message"]
+__getattr__ = renamed_names(__name__, {"Registry": "ClaimRegistry"}, globals())  # the old name, for one release
 
 STDIN = "-"
 
@@ -58,7 +60,7 @@ def _read_text(path: str | Path) -> tuple[str, str]:
         raise ClaimsError(f"{file}: not a YAML text file (not UTF-8)") from None
 
 
-def load_registry(path: str | Path) -> Registry:
+def load_registry(path: str | Path) -> ClaimRegistry:
     """Read and validate one claims file (``-``: standard input); errors name the file, the claim and the field."""
     name, text = _read_text(path)
     try:
@@ -73,14 +75,14 @@ def load_registry(path: str | Path) -> Registry:
         raise ClaimsError(f"{name}: registry: not a claims file: expected a mapping with `paper` and `claims`, "
                           f"got {found}")
     try:
-        return Registry.model_validate(raw)
+        return ClaimRegistry.model_validate(raw)
     except ValidationError as exc:
         raise ClaimsError(f"{name}: {validation_message(exc, raw)}") from None
 
 
 def claims_schema() -> dict[str, Any]:
     """The JSON Schema of a claims file, generated from the pydantic model (for editors and CI)."""
-    schema = Registry.model_json_schema()
+    schema = ClaimRegistry.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "sotacheck claims file"
     return schema

@@ -41,10 +41,12 @@ from sotacheck.audit.claim_checks import (
     UNVERIFIABLE,
     CheckResult,
     Verdict,
+    numbers_json,
 )
 from sotacheck.audit.claim_model import RankClaim
 from sotacheck.audit.claim_rank import rank_check
-from sotacheck.audit.claim_registry import Claim, ClaimsError, Registry, load_registry
+from sotacheck.audit.claim_registry import Claim, ClaimRegistry, ClaimsError, load_registry
+from sotacheck.core.deprecation import renamed_attribute, renamed_names
 from sotacheck.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from sotacheck.core.rundir import Run
 
 __all__ = ["ALPHA", "CONTRADICTED", "EVIDENCE_ONLY", "NOT_SIGNIFICANT", "SUPPORTED", "UNVERIFIABLE", "CheckResult",
-           "ClaimVerdict", "ClaimsError", "Verdict", "applicable_checks", "audit_claims", "audit_registries", "evaluate",
+           "ClaimVerdict", "ClaimsError", "Verdict", "applicable_checks", "check_claims", "check_registries", "evaluate",
            "load_registry"]
 
 EVIDENCE_ONLY = ("two-proportions", "margin-vs-single")
@@ -73,7 +75,8 @@ class ClaimVerdict:
 
     ``pvalue`` is the deciding test's p when it has one (per-problem data); it is None when a range decided
     (``paired-reconstruction``, ``reproduction``: the pairing of two totals is not published), whose ends are
-    ``p_range`` (low, high): significant only when high < α, not significant only when low ≥ α."""
+    ``pvalue_range`` (low, high): significant only when high < α, not significant only when low ≥ α. ``p_range``:
+    the old name of ``pvalue_range``, deprecated."""
 
     id: str
     paper: str
@@ -87,17 +90,21 @@ class ClaimVerdict:
     notes: tuple[str, ...]
     checks: tuple[CheckResult, ...]
     requested: str | None = None
-    p_range: tuple[float, float] | None = None
+    pvalue_range: tuple[float, float] | None = None
+
+    p_range = renamed_attribute("p_range", "pvalue_range")
 
     def check_named(self, name: str) -> CheckResult | None:
         return next((c for c in self.checks if c.name == name), None)
 
     def as_dict(self) -> dict[str, Any]:
+        pvalue_range = None if self.pvalue_range is None else list(self.pvalue_range)
         return {"id": self.id, "paper": self.paper, "statement": self.statement, "source": self.source,
                 "verdict": self.verdict, "deciding_check": self.check, "reason": self.reason, "pvalue": self.pvalue,
-                "p_range": None if self.p_range is None else list(self.p_range), "numbers": self.numbers,
+                "pvalue_range": pvalue_range, "numbers": numbers_json(self.numbers),
                 "notes": list(self.notes), "requested_check": self.requested,
-                "checks": [c.as_dict() for c in self.checks]}
+                "checks": [c.as_dict() for c in self.checks],
+                "p_range": pvalue_range}  # the old name (#47), deprecated: goes in the next release
 
 
 def _discordance(checks: list[CheckResult], n: int) -> float | None:
@@ -265,10 +272,10 @@ def _evaluate(claim: Claim, paper: str, table: pd.DataFrame | None, dataset_size
     notes = [*deciding.notes, *_spread_note(checks, verdict), *_request_note(claim, checks, deciding),
              *_provenance_notes(claim)]
     reason = f"{deciding.result} {why[0].upper()}{why[1:]}."
-    p_range = deciding.numbers.get("p_range")  # the checks a pairing range decides (totals, a reproduction)
+    pvalue_range = deciding.numbers.get("pvalue_range")  # the checks a pairing range decides (totals, a reproduction)
     return ClaimVerdict(claim.id, paper, claim.statement, claim.source, deciding.name, verdict, reason, deciding.pvalue,
                         deciding.numbers, tuple(dict.fromkeys(notes)), tuple(checks), claim.check,
-                        None if p_range is None else (float(p_range[0]), float(p_range[1])))
+                        None if pvalue_range is None else (float(pvalue_range[0]), float(pvalue_range[1])))
 
 
 def _evaluate_rank(claim: RankClaim, paper: str, part: CombinedRuns | None) -> ClaimVerdict:
@@ -286,7 +293,7 @@ def _evaluate_rank(claim: RankClaim, paper: str, part: CombinedRuns | None) -> C
                         f"{why[0].upper()}{why[1:]}.", None, check.numbers, (), (check,), claim.check)
 
 
-def audit_registries(registries: list[tuple[str | Path, Registry]], runs: Sequence[Run] | CombinedRuns | None = None,
+def check_registries(registries: list[tuple[str | Path, ClaimRegistry]], runs: Sequence[Run] | CombinedRuns | None = None,
                      dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
     """Verdicts for every claim of loaded claims files (each with its path, ``-``: standard input), in order;
     ``runs`` may be combined already (:func:`sotacheck.audit.combined.combine`)."""
@@ -294,7 +301,12 @@ def audit_registries(registries: list[tuple[str | Path, Registry]], runs: Sequen
                      runs, dataset_sizes)
 
 
-def audit_claims(files: list[Path] | list[str | Path], runs: Sequence[Run] | CombinedRuns | None = None,
+def check_claims(files: list[Path] | list[str | Path], runs: Sequence[Run] | CombinedRuns | None = None,
                  dataset_sizes: dict[str, int] | None = None) -> list[ClaimVerdict]:
     """Verdicts for every claim of every claims file (``-``: standard input), in file order."""
-    return audit_registries([(file, load_registry(file)) for file in files], runs, dataset_sizes)
+    return check_registries([(file, load_registry(file)) for file in files], runs, dataset_sizes)
+
+
+# the old names, for one release (#47: "audit" is the package, not a verb)
+__getattr__ = renamed_names(__name__, {"audit_claims": "check_claims", "audit_registries": "check_registries"},
+                            globals())

@@ -278,7 +278,7 @@ def leaderboard(runs: Sequence[Run] | CombinedRuns, dataset: str | None = None, 
         Whether each problem's canonical solution passes, where it was judged (shown for suspect problems).
     weak_tests : mapping of str to str, optional
         Problems whose tests accept a cheap wrong program, with the program's kind (``sotacheck judge
-        --audit-tests``): listed among the suspect problems.
+        --suspect-tests``): listed among the suspect problems.
     test : str, optional
         The pairwise test, by its name in :data:`sotacheck.audit.paired.PAIRWISE_TESTS`; by default the first
         registered test that applies (exact McNemar with one sample per problem, else the sign-flip test).

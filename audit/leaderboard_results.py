@@ -4,22 +4,23 @@ contract (:meth:`Leaderboard.to_json`), which other tools may read:
 .. code-block:: text
 
     {"dataset", "n_problems", "n_systems", "alpha", "family", "family_size", "confidence_level",
-     "omnibus": {"test", "statistic", "df", "p"},
+     "omnibus": {"test", "statistic", "df", "pvalue", "p"},
      "systems": [{"system", "position", "pass_rate", "ci": [lo, hi], "ci_method", "rank_interval": [lo, hi],
                   "in_top_group", "in_best_set", "better_than", "worse_than", "n_problems", "samples",
                   "missing_cells", "left_out", "meta", "conditions"}],
-     "pairs": [{"a", "b", "a_only", "b_only", "a_higher", "b_higher", "difference", "p", "p_adjusted",
-                "significant", "test", "rounding", "exact"}],
+     "pairs": [{"a", "b", "a_only", "b_only", "a_higher", "b_higher", "difference", "pvalue",
+                "pvalue_adjusted", "significant", "test", "rounding", "exact", "p", "p_adjusted"}],
      "top_group": [...], "best_set": [...], "best_set_method", "resolution": {...},
      "suspect_problems": [{"problem", "reason", "solved_by", "canonical_passed", "weak_test"}],
      "differences": [...], "notes": [...]}
 
 ``a_only``/``b_only`` are the discordant problem counts with one sample per problem (null with repeats);
 ``a_higher``/``b_higher`` count the problems on which one system's mean is higher (with any number of
-samples); ``p`` is the unadjusted two-sided p, ``p_adjusted`` Holm over the family (``family``); ``rounding``
-is how far the tested (lattice-rounded) mean difference can be from the real one, 0 with equal samples per
-problem, and ``exact`` says it is 0; ``missing_cells`` counts a system's errored or dropped cells on the
-shared problems; ``best_set`` is the confidence set for the best system (``best_set_method``). Pass rates,
+samples); ``pvalue`` is the unadjusted two-sided p, ``pvalue_adjusted`` Holm over the family (``family``);
+``p`` and ``p_adjusted`` are their old names (before #47), the same values, deprecated: they go in the next
+release. ``rounding`` is how far the tested (lattice-rounded) mean difference can be from the real one, 0 with
+equal samples per problem, and ``exact`` says it is 0; ``missing_cells`` counts a system's errored or dropped
+cells on the shared problems; ``best_set`` is the confidence set for the best system (``best_set_method``). Pass rates,
 differences and intervals are fractions in [0, 1] (the text and tables show points).
 """
 
@@ -28,6 +29,12 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from sotacheck.core.deprecation import renamed_attribute, with_old_keys
+
+# JSON keys renamed in #47 (old → new), written under both names for one release (docs/leaderboards.md)
+OLD_PAIR_KEYS = {"p": "pvalue", "p_adjusted": "pvalue_adjusted"}
+OLD_OMNIBUS_KEYS = {"p": "pvalue"}
 
 
 @dataclass(frozen=True)
@@ -75,11 +82,12 @@ class PairResult:
 
     ``a_only``/``b_only``: problems only one of them solved (one sample per problem; None with repeats);
     ``a_higher``/``b_higher``: problems where one's per-problem mean is higher; ``difference`` =
-    pass rate of a − of b; ``p`` two-sided, unadjusted; ``p_adjusted`` Holm over the family;
-    ``significant``: ``p_adjusted`` < alpha; ``test``: the registered test that gave ``p``
+    pass rate of a − of b; ``pvalue`` two-sided, unadjusted; ``pvalue_adjusted`` Holm over the family;
+    ``significant``: ``pvalue_adjusted`` < alpha; ``test``: the registered test that gave ``pvalue``
     (:data:`sotacheck.audit.paired.PAIRWISE_TESTS`); ``rounding``: the largest change that rounding the
     per-problem differences to the test's lattice made to the mean difference (unequal samples per problem;
-    ``p`` is then the exact p of the rounded statistic), 0 otherwise."""
+    ``pvalue`` is then the exact p of the rounded statistic), 0 otherwise. ``p`` and ``p_adjusted``: the old
+    names, deprecated."""
 
     a: str
     b: str
@@ -88,11 +96,14 @@ class PairResult:
     a_higher: int
     b_higher: int
     difference: float
-    p: float
-    p_adjusted: float
+    pvalue: float
+    pvalue_adjusted: float
     significant: bool
     test: str
     rounding: float = 0.0
+
+    p = renamed_attribute("p", "pvalue")
+    p_adjusted = renamed_attribute("p_adjusted", "pvalue_adjusted")
 
     @property
     def exact(self) -> bool:
@@ -103,12 +114,15 @@ class PairResult:
 @dataclass(frozen=True)
 class OmnibusResult:
     """Any difference among the systems at all: Cochran's Q with one sample per problem, Friedman's test
-    with the tie correction on the per-problem means with repeats (which equals Cochran's Q on 0/1 data)."""
+    with the tie correction on the per-problem means with repeats (which equals Cochran's Q on 0/1 data).
+    ``p``: the old name of ``pvalue``, deprecated."""
 
     test: str
     statistic: float
     df: int
-    p: float
+    pvalue: float
+
+    p = renamed_attribute("p", "pvalue")
 
 
 @dataclass(frozen=True)
@@ -137,7 +151,7 @@ class Resolution:
 class SuspectProblem:
     """A problem worth a look: solved by no system or by one only (a broken or over-strict test is the
     usual cause of the first), or whose tests accept a cheap wrong program (``weak_test``: which one, from
-    ``sotacheck judge --audit-tests``), with the canonical solution's verdict where it was judged."""
+    ``sotacheck judge --suspect-tests``), with the canonical solution's verdict where it was judged."""
 
     problem: str
     reason: str
@@ -190,11 +204,11 @@ class Leaderboard:
         body: dict[str, Any] = {
             "dataset": self.dataset, "n_problems": self.n_problems, "n_systems": self.n_systems,
             "alpha": self.alpha, "family": self.family, "family_size": len(self.pairs),
-            "confidence_level": self.confidence_level, "omnibus": asdict(self.omnibus),
+            "confidence_level": self.confidence_level, "omnibus": with_old_keys(asdict(self.omnibus), OLD_OMNIBUS_KEYS),
             "systems": [{**{k: v for k, v in asdict(s).items() if k not in ("ci_low", "ci_high")},
                          "ci": [s.ci_low, s.ci_high], "rank_interval": list(s.rank_interval),
                          "left_out": list(s.left_out)} for s in self.systems],
-            "pairs": [asdict(p) | {"exact": p.exact} for p in self.pairs],
+            "pairs": [with_old_keys(asdict(p) | {"exact": p.exact}, OLD_PAIR_KEYS) for p in self.pairs],
             "top_group": list(self.top_group), "best_set": list(self.best_set),
             "best_set_method": self.best_set_method,
             "resolution": asdict(self.resolution),

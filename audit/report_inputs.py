@@ -16,7 +16,7 @@ import numpy as np
 
 from sotacheck.audit.analysis import analyze, outcome_matrix
 from sotacheck.audit.analysis_results import AnalysisResult
-from sotacheck.audit.claims import ClaimVerdict, audit_claims
+from sotacheck.audit.claims import ClaimVerdict, check_claims
 from sotacheck.audit.combined import CombinedRuns, combine
 from sotacheck.audit.decay_fits import with_decays
 from sotacheck.audit.fidelity import ArmFidelity, fidelity, truncation_warnings
@@ -122,7 +122,7 @@ def report_inputs(runs: Sequence[Run] | CombinedRuns, claims_files: Sequence[Pat
     if analysis is None:
         analysis = with_decays(analyze(combined, baseline, compare=compare), combined)
     table = combined.table
-    claims = tuple(audit_claims(list(claims_files), combined, dataset_sizes)) if claims_files else ()
+    claims = tuple(check_claims(list(claims_files), combined, dataset_sizes)) if claims_files else ()
     sweeps = []
     for index, defaults in enumerate(combined.defaults):
         own = table[table[RUN_COLUMN] == index]

@@ -20,6 +20,7 @@ from sotacheck.audit.analysis import (
 )
 from sotacheck.audit.paired import holm
 from sotacheck.core.arms import parameters_of
+from sotacheck.core.deprecation import renamed_attribute
 from sotacheck.core.rundir import OutcomeError
 
 
@@ -94,7 +95,9 @@ class SweepRow:
     b_count: int | None
     c_count: int | None
     pvalue: float | None
-    pvalue_holm: float | None
+    pvalue_adjusted: float | None  # Holm over the sweep's comparisons with its default setting
+
+    pvalue_holm = renamed_attribute("pvalue_holm", "pvalue_adjusted")
 
 
 @dataclass(frozen=True)
@@ -105,10 +108,6 @@ class SweepResult:
     rows: tuple[SweepRow, ...]
     unscored: tuple[UnscoredArm, ...] = ()  # settings without a complete result: no row
     not_compared: tuple[NotCompared, ...] = ()  # settings that could not be compared with the reference
-
-    def frame(self) -> pd.DataFrame:
-        records = [{**r.setting, **{k: v for k, v in r.__dict__.items() if k != "setting"}} for r in self.rows]
-        return pd.DataFrame(records)
 
 
 def sweep_table(table: pd.DataFrame, dataset: str, default_arm: str, arms: list[str] | None = None,

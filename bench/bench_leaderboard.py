@@ -128,10 +128,10 @@ def timed(label: str, x: np.ndarray, limit: int | None = None) -> None:
     naive = naive_pairs(x, limit)
     theirs = (time.perf_counter() - start) * (len(board.pairs) / len(naive))
     ordered = sorted(board.pairs, key=lambda p: tuple(sorted((int(p.a[1:]), int(p.b[1:])))))
-    raw = np.array([p.p for p in ordered])
+    raw = np.array([p.pvalue for p in ordered])
     scope = "" if limit is None else f" (timed on {len(naive)} of {len(board.pairs)} pairs, scaled)"
     if limit is None:
-        agree = np.mean((np.array([p.p_adjusted for p in ordered]) < 0.05) == (naive < 0.05))  # naive: Holm-adjusted
+        agree = np.mean((np.array([p.pvalue_adjusted for p in ordered]) < 0.05) == (naive < 0.05))  # naive: Holm-adjusted
         decisions = f"{100 * agree:.1f} %"
     else:
         decisions = (f"ours: {sum(p.significant for p in ordered)} of {len(ordered)} significant; the naive loop's "
@@ -159,11 +159,11 @@ def holes() -> None:
     second = time.perf_counter() - start
     significant = {(p.a, p.b) for p in complete.pairs if p.significant}
     now = {(p.a, p.b) for p in holed.pairs if p.significant}
-    close = [p.rounding for p in holed.pairs if p.p >= 1e-12]
+    close = [p.rounding for p in holed.pairs if p.pvalue >= 1e-12]
     print(f"25 × 200 × 20: complete {len(significant)} of {len(complete.pairs)} pairs significant ({first:.2f} s); "
           f"5 % of cells errored ({sum(s.missing_cells for s in holed.systems)} cells): {len(now)} significant, "
           f"{len(now & significant)} of the complete table's kept ({100 * len(now & significant) / len(significant):.1f} "
-          f"%), {len(now - significant)} new ({second:.2f} s); smallest p {min(p.p for p in holed.pairs):.1e}; "
+          f"%), {len(now - significant)} new ({second:.2f} s); smallest p {min(p.pvalue for p in holed.pairs):.1e}; "
           f"rounding at most {100 * max(close, default=0):.3f} points on the pairs with p ≥ 1e-12")
 
 
@@ -192,7 +192,7 @@ def speed() -> None:
     board = leaderboard([holed])
     print(f"| 60 × 400 × 10, 5 % of cells errored (unequal samples) | {len(board.pairs)} | "
           f"{time.perf_counter() - start:.2f} s | | | {sum(p.significant for p in board.pairs)} significant | "
-          f"min p ours {min(p.p for p in board.pairs):.1e} |", flush=True)
+          f"min p ours {min(p.pvalue for p in board.pairs):.1e} |", flush=True)
     print()
     whole_command(as_run(big), "60 × 400 × 10 (240,000 cells)")
     whole_command(holed, "60 × 400 × 10 with 5 % of cells errored")

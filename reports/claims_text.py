@@ -11,8 +11,8 @@ MDD = "minimum-detectable-difference"
 
 def p_text(verdict: ClaimVerdict) -> str:
     """The p the verdict was decided on: the range's two ends, or the deciding test's one p."""
-    if verdict.p_range is not None:
-        low, high = verdict.p_range
+    if verdict.pvalue_range is not None:
+        low, high = verdict.pvalue_range
         return f"p = {low:.3g} over every allowed pairing" if low == high else f"p from {low:.3g} to {high:.3g}"
     return "" if verdict.pvalue is None else f"p = {verdict.pvalue:.3g}"
 

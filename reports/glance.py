@@ -15,11 +15,11 @@ _ORDER = {"bad": 0, "good": 1, "neutral": 2}
 
 
 def _comparison_row(c: Comparison) -> GlanceRow:
-    significant = c.pvalue_holm < ALPHA
+    significant = c.pvalue_adjusted < ALPHA
     verdict = ("significantly " + ("better" if c.diff > 0 else "worse")) if significant else "no significant difference"
     return GlanceRow(f"comparison, {c.study}", f"{c.a} vs {c.b} on {c.dataset} ({c.n} problems)", verdict,
                      f"{100 * c.diff:+.1f} points [{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}] (two-sided 95 %); "
-                     f"{c.test}, Holm p = {c.pvalue_holm:.3g}",
+                     f"{c.test}, Holm p = {c.pvalue_adjusted:.3g}",
                      ("good" if c.diff > 0 else "bad") if significant else "neutral")
 
 

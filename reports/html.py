@@ -213,7 +213,7 @@ def build_model(inputs: ReportInputs) -> ReportModel:
     compared = [c for section in studies for c in section.analysis.comparisons]
     summary.append(f"{len(studies)} stud{'y' if len(studies) == 1 else 'ies'}, "
                    f"{sum(len(s.analysis.arms) for s in studies)} arms with a pass rate; "
-                   f"{sum(c.pvalue_holm < 0.05 for c in compared)} of {len(compared)} comparisons against a baseline "
+                   f"{sum(c.pvalue_adjusted < 0.05 for c in compared)} of {len(compared)} comparisons against a baseline "
                    "differ significantly after Holm.")
     requested = None
     refused = tuple(n for n in analysis.not_compared if n.asked_for)

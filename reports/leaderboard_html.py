@@ -69,9 +69,9 @@ def _p(p: float) -> str:
 def omnibus_sentence(board: Leaderboard) -> str:
     """The omnibus test first: is there any difference among the systems at all."""
     o = board.omnibus
-    verdict = ("the systems differ" if o.p < board.alpha
+    verdict = ("the systems differ" if o.pvalue < board.alpha
                else f"no evidence at α = {board.alpha:g} that the systems differ at all")
-    return f"Omnibus test, {o.test}: statistic {o.statistic:.2f}, df = {o.df}, {_p(o.p)}: {verdict}."
+    return f"Omnibus test, {o.test}: statistic {o.statistic:.2f}, df = {o.df}, {_p(o.pvalue)}: {verdict}."
 
 
 def leaderboard_figures(board: Leaderboard) -> list[Figure]:

@@ -16,7 +16,7 @@ def points(value: float, signed: bool = False) -> str:
     return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
 
 
-def p_value(p: float) -> str:
+def pvalue_text(p: float) -> str:
     """A p-value to three significant digits."""
     return f"{p:.3g}"
 
@@ -106,7 +106,7 @@ def leaderboard_pairs_table(board: Leaderboard, significant_only: bool = False) 
     rows = tuple(tuple(Cell(text, bold=p.significant) for text in (
         p.a, p.b, points(p.difference, signed=True),
         str(p.a_only if one_sample else p.a_higher), str(p.b_only if one_sample else p.b_higher),
-        p_value(p.p), p_value(p.p_adjusted)))
+        pvalue_text(p.pvalue), pvalue_text(p.pvalue_adjusted)))
         for p in pairs)
     counted = "solved by it only" if one_sample else "with its per-problem mean higher"
     shown = f"the {len(pairs)} significant pairs of the {len(board.pairs)} tested" if significant_only else \

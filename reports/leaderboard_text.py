@@ -59,7 +59,7 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
              headline(board),
              best_set_note(board),
              f"any difference at all: {board.omnibus.test} = {board.omnibus.statistic:.2f}, df {board.omnibus.df}, "
-             f"{_p(board.omnibus.p)}",
+             f"{_p(board.omnibus.pvalue)}",
              f"pairs: {board.pairs[0].test if board.pairs else 'none'}; {board.family}; rank intervals are "
              f"simultaneous at {100 * (1 - board.alpha):g} % (from the Holm-adjusted tests)", ""]
     width = max(6, *(len(s.system) for s in board.systems))
@@ -109,15 +109,15 @@ def render_text(board: Leaderboard, pairs: bool = False) -> str:
         lines += [""] + [f"note: {n}" for n in board.notes]
     rounding = rounding_note(board)
     if pairs:
-        lines += ["", f"pairs ({len(board.pairs)}; p two-sided, p_holm adjusted over the family):"]
+        lines += ["", f"pairs ({len(board.pairs)}; p two-sided, p (Holm) adjusted over the family):"]
         aw = max(4, *(len(p.a) for p in board.pairs)) if board.pairs else 4
         bw = max(4, *(len(p.b) for p in board.pairs)) if board.pairs else 4
-        lines.append(f"  {'a':{aw}s} {'b':{bw}s} {'diff':>6s} {'a only':>6s} {'b only':>6s} {'p':>9s} {'p_holm':>9s}")
+        lines.append(f"  {'a':{aw}s} {'b':{bw}s} {'diff':>6s} {'a only':>6s} {'b only':>6s} {'p':>9s} {'p (Holm)':>9s}")
         for p in board.pairs:
             a_only = "–" if p.a_only is None else str(p.a_only)
             b_only = "–" if p.b_only is None else str(p.b_only)
             lines.append(f"  {p.a:{aw}s} {p.b:{bw}s} {100 * p.difference:+6.1f} {a_only:>6s} {b_only:>6s} "
-                         f"{p.p:9.2e} {p.p_adjusted:9.2e}" + (" significant" if p.significant else ""))
+                         f"{p.pvalue:9.2e} {p.pvalue_adjusted:9.2e}" + (" significant" if p.significant else ""))
         if rounding:
             lines.append(f"  {rounding}")
     return "\n".join(lines) + "\n"

@@ -53,13 +53,13 @@ def pass_rate_table(analysis: AnalysisResult, ci_style: CIStyle = "bracket", alp
         if best is None:
             bold_best = False
         elif best.arm == study.baseline:
-            bold_best = bool(family) and all(c.pvalue_holm < alpha and c.diff < 0 for c in family)
+            bold_best = bool(family) and all(c.pvalue_adjusted < alpha and c.diff < 0 for c in family)
         else:
             c = comparisons.get(best.arm)
-            bold_best = c is not None and c.pvalue_holm < alpha and c.diff > 0
+            bold_best = c is not None and c.pvalue_adjusted < alpha and c.diff > 0
         for arm in arms:
             comparison = comparisons.get(arm.arm)
-            p = "baseline" if arm.arm == study.baseline else (f"{comparison.pvalue_holm:.3g}" if comparison else "–")
+            p = "baseline" if arm.arm == study.baseline else (f"{comparison.pvalue_adjusted:.3g}" if comparison else "–")
             tokens = (arm.prompt_tokens_per_problem or 0) + (arm.completion_tokens_per_problem or 0)
             rows.append(((Cell(study.study.id),) if several else ()) + (
                 Cell(arm.arm), Cell(arm.dataset), Cell(str(arm.n)),
@@ -95,7 +95,7 @@ def comparison_table(analysis: AnalysisResult) -> Table:
         Cell(c.a), Cell(c.b), Cell(c.dataset), Cell(str(c.n)), Cell(f"{100 * c.diff:+.1f}"),
         Cell(f"[{100 * c.ci_low:+.1f}, {100 * c.ci_high:+.1f}]"), Cell(str(c.b_count)), Cell(str(c.c_count)),
         Cell(f"{c.pvalue:.3g}"), Cell("–" if c.midp is None else f"{c.midp:.3g}"),
-        Cell(f"{c.pvalue_holm:.3g}", bold=c.pvalue_holm < 0.05))
+        Cell(f"{c.pvalue_adjusted:.3g}", bold=c.pvalue_adjusted < 0.05))
         for c in analysis.comparisons)
     caption = ("Paired comparisons against each study's baseline: difference in pass@1 (pp) with its paired bootstrap "
                "95 % CI, problems won (b) and lost (c), exact p (McNemar for one run, sign-flip permutation over "

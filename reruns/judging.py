@@ -21,7 +21,7 @@ from sotacheck.reruns.benchmarks.suites import base_tests
 from sotacheck.reruns.executors import EXECUTORS
 from sotacheck.reruns.samples import Duplicates
 from sotacheck.reruns.sandbox.result import SandboxLimits
-from sotacheck.reruns.sandbox.submission import Verdict
+from sotacheck.reruns.sandbox.submission import JudgedSubmission
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class JudgeReport:
     """
 
     dataset: Dataset
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[JudgedSubmission, ...]
     samples: Path | None
 
     @functools.cached_property
@@ -189,10 +189,10 @@ def judge_dataset(dataset: str, samples: Path | None = None, canonical: bool = F
 
 
 def _judge_local(pool: Any, data: Dataset, pairs: list[tuple[Problem, str]], progress: bool,
-                 limits: dict[str, SandboxLimits] | None = None) -> list[Verdict]:
+                 limits: dict[str, SandboxLimits] | None = None) -> list[JudgedSubmission]:
     from sotacheck.reruns.sandbox.submission import judge_many
 
-    judged: Iterator[Verdict] = judge_many(pool, data.content_hash, pairs, limits)
+    judged: Iterator[JudgedSubmission] = judge_many(pool, data.content_hash, pairs, limits)
     if progress:  # tqdm is imported only then: it is a sixtieth of a second of start-up
         from tqdm import tqdm
 
@@ -201,7 +201,7 @@ def _judge_local(pool: Any, data: Dataset, pairs: list[tuple[Problem, str]], pro
 
 
 def _judge_on_ray(data: Dataset, pairs: list[tuple[Problem, str]], limits: SandboxLimits, ray_address: str | None,
-                  progress: bool) -> list[Verdict]:
+                  progress: bool) -> list[JudgedSubmission]:
     from tqdm import tqdm
 
     from sotacheck.reruns.executors import ray as cluster

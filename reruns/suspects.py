@@ -1,4 +1,4 @@
-"""Suspect tests: a benchmark's own tests that accept a cheap wrong program (``sotacheck judge --audit-tests``).
+"""Suspect tests: a benchmark's own tests that accept a cheap wrong program (``sotacheck judge --suspect-tests``).
 
 For each function problem the real judge runs wrong programs that no correct solution resembles, and lists the
 problems whose hidden tests pass any of them, with the program that passed:

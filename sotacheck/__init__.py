@@ -32,8 +32,7 @@ if not os.path.isdir(os.path.join(os.path.dirname(__file__), "audit")):
 if TYPE_CHECKING:
     from sotacheck.api import (
         analyze,
-        audit_claims,
-        audit_tests,
+        check_claims,
         check_leakage,
         claims_schema,
         compare,
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
         datasets,
         default_workers,
         engine_choice,
+        find_suspect_tests,
         flaky_problems,
         gate,
         gate_settings,
@@ -69,12 +69,44 @@ if TYPE_CHECKING:
     )
 
 # The names of sotacheck.api (tests/api/test_public_api.py checks that the two lists agree).
-__all__ = ["__version__", "analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare",
-           "dataset_card", "datasets", "default_workers", "engine_choice", "flaky_problems", "gate", "gate_settings",
-           "import_kinds", "import_logs", "judge", "leaderboard", "load_run", "load_spec", "local_server", "migrate",
-           "parse_original_code", "pipeline_params", "render_comparison", "render_gate", "render_gate_error",
-           "render_leaderboard", "render_verdicts", "report", "rerun", "resume", "run_spec", "sweep_spec", "table",
-           "warm_up_sandbox"]
+__all__ = [
+    "__version__",
+    "analyze",
+    "check_claims",
+    "check_leakage",
+    "claims_schema",
+    "compare",
+    "dataset_card",
+    "datasets",
+    "default_workers",
+    "engine_choice",
+    "find_suspect_tests",
+    "flaky_problems",
+    "gate",
+    "gate_settings",
+    "import_kinds",
+    "import_logs",
+    "judge",
+    "leaderboard",
+    "load_run",
+    "load_spec",
+    "local_server",
+    "migrate",
+    "parse_original_code",
+    "pipeline_params",
+    "render_comparison",
+    "render_gate",
+    "render_gate_error",
+    "render_leaderboard",
+    "render_verdicts",
+    "report",
+    "rerun",
+    "resume",
+    "run_spec",
+    "sweep_spec",
+    "table",
+    "warm_up_sandbox",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -86,4 +118,11 @@ def __getattr__(name: str) -> Any:
         from sotacheck import api
 
         return getattr(api, name)
+    from sotacheck.api import RENAMED
+
+    if name in RENAMED:  # an old name of #47's renames, for one release
+        from sotacheck.core.deprecation import warn_renamed
+
+        warn_renamed(f"sotacheck.{name}", f"sotacheck.{RENAMED[name]}")
+        return __getattr__(RENAMED[name])
     raise AttributeError(f"module 'sotacheck' has no attribute {name!r}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sotacheck.core.deprecation import renamed_keywords
 from sotacheck.core.errors import UsageError
 from sotacheck.core.registry import Entry, Registry
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from sotacheck.audit.importers.base import Importer
 
 _PACKAGE = "sotacheck.audit.importers"
-_OPTION_FLAGS = {"arm": "--arm", "dataset": "--dataset", "samples": "--samples", "instances": "--instances"}
+_OPTION_FLAGS = {"arm": "--arm", "dataset": "--dataset", "sample_count": "--sample-count", "instances": "--instances"}
 
 
 def _checked(name: str, found: Any) -> Importer:
@@ -54,8 +55,9 @@ def kind_names() -> tuple[str, ...]:
     return IMPORTERS.names()
 
 
+@renamed_keywords(samples="sample_count")
 def run_importer(kind: str, path: str | Path, arm: str | None = None, dataset: str | None = None,
-                 samples: int | None = None, instances: str | Path | None = None
+                 sample_count: int | None = None, instances: str | Path | None = None
                  ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The outcome table and manifest fields of ``path`` read as ``kind``.
 
@@ -65,7 +67,8 @@ def run_importer(kind: str, path: str | Path, arm: str | None = None, dataset: s
     path : the log file or folder.
     arm : the arm's name, for input of one arm.
     dataset : the dataset's name (for evalplus the base name, e.g. ``humaneval``).
-    samples : the sample count behind each fraction of a long table.
+    sample_count : the sample count behind each fraction of a long table (``samples``: its old name,
+        deprecated).
     instances : the file of instance ids (SWE-bench results).
 
     Raises
@@ -78,7 +81,7 @@ def run_importer(kind: str, path: str | Path, arm: str | None = None, dataset: s
     from sotacheck.audit.importers.base import ImportOptions
 
     importer = IMPORTERS.get(kind)
-    options = ImportOptions(arm, dataset, samples, Path(instances) if instances is not None else None)
+    options = ImportOptions(arm, dataset, sample_count, Path(instances) if instances is not None else None)
     unread = [name for name in options.given() if name not in importer.accepts]
     if unread:
         raise UsageError(f"{', '.join(_OPTION_FLAGS[name] for name in unread)}: not an option of import kind "

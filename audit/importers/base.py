@@ -28,13 +28,13 @@ class ImportOptions:
     ----------
     arm : the arm's name, for input of one arm (``--arm``).
     dataset : the dataset's name (``--dataset``).
-    samples : the number of samples behind each fraction of a long table (``--samples``).
+    sample_count : the number of samples behind each fraction of a long table (``--sample-count``).
     instances : the file listing a benchmark's instance ids (``--instances``, SWE-bench results).
     """
 
     arm: str | None = None
     dataset: str | None = None
-    samples: int | None = None
+    sample_count: int | None = None
     instances: Path | None = None
 
     def given(self) -> list[str]:

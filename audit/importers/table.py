@@ -12,7 +12,7 @@ Columns (names matched ignoring case):
                                              and problem (a second is an error naming both rows)
   ``passed`` + ``samples``, or               k of n samples passed: n rows (repeats 0..n-1), the first k
   ``n_passed`` + ``n_samples``               passed
-  ``pass_rate``/``pass@1``/``fraction``/     a fraction k/n with n from ``samples`` or ``--samples``;
+  ``pass_rate``/``pass@1``/``fraction``/     a fraction k/n with n from ``samples`` or ``--sample-count``;
   ``score`` (+ ``samples``)                  it must be k/n for a whole k (within 1e-9)
   ========================================  ===========================================================
 
@@ -205,10 +205,10 @@ def _shape(table: TableFile, options: ImportOptions) -> str:
     if shape is None:
         raise OutcomeError(f"{table.file}: no outcome column: give `passed` (0/1), `passed` and `samples` (k of "
                            f"n), or a fraction ({', '.join(FRACTION_COLUMNS)}) with its sample count")
-    if options.samples is not None and (shape != "fraction" or "samples" in columns):
-        raise UsageError(f"{{samples}} gives the sample count of a fraction column without a `samples` column; "
+    if options.sample_count is not None and (shape != "fraction" or "samples" in columns):
+        raise UsageError(f"{{sample_count}} gives the sample count of a fraction column without a `samples` column; "
                          f"{table.file} has {'a `samples` column' if 'samples' in columns else 'no fraction'}",
-                         parameters=("samples",))
+                         parameters=("sample_count",))
     if shape != "verdicts" and "repeat" in columns:
         raise OutcomeError(f"{table.file}: a `repeat` column with {shape}: each row holds all of a system's "
                            f"samples of a problem")
@@ -223,7 +223,7 @@ def read_long_table(path: Path, options: ImportOptions, fmt: str) -> Result:
     OutcomeError
         A one-line message naming the file and, for a bad cell, its row and column.
     UsageError
-        ``--dataset`` for a table with a ``dataset`` column, ``--samples`` where no fraction needs it, or
+        ``--dataset`` for a table with a ``dataset`` column, ``--sample-count`` where no fraction needs it, or
         ``--arm`` for a table of several systems.
     """
     table = read_table_file(path, fmt)
@@ -263,12 +263,13 @@ def read_long_table(path: Path, options: ImportOptions, fmt: str) -> Result:
     else:
         count, total = next(p for p in COUNT_COLUMNS if p[0] in frame.columns) if shape == "counts" \
             else (next(c for c in FRACTION_COLUMNS if c in frame.columns), "samples")
-        if total not in frame.columns and options.samples is None:
+        if total not in frame.columns and options.sample_count is None:
             raise OutcomeError(f"{table.file}: fractions in `{count}` without a sample count; give it as a "
-                               f"`samples` column or as {{samples}}", parameters=("samples",))
-        samples = _whole(table, total, 1) if total in frame.columns else np.full(len(frame), options.samples)
-        if options.samples is not None and options.samples < 1:
-            raise UsageError(f"{{samples}} must be at least 1, got {options.samples}", parameters=("samples",))
+                               f"`samples` column or as {{sample_count}}", parameters=("sample_count",))
+        samples = _whole(table, total, 1) if total in frame.columns else np.full(len(frame), options.sample_count)
+        if options.sample_count is not None and options.sample_count < 1:
+            raise UsageError(f"{{sample_count}} must be at least 1, got {options.sample_count}",
+                             parameters=("sample_count",))
         passes = _whole(table, count, 0) if shape == "counts" else _fraction_counts(table, count, samples)
         over = passes > samples
         if over.any():
@@ -296,7 +297,7 @@ def _table_importer(name: str, fmt: str | None) -> FunctionImporter:
         return read_long_table(path, options, found)
 
     reads = f"a long table in {FORMATS[fmt]}" if fmt else "a long table (.csv, .jsonl or .parquet, by suffix)"
-    return FunctionImporter(name, reads, frozenset({"arm", "dataset", "samples"}), recognises, read)
+    return FunctionImporter(name, reads, frozenset({"arm", "dataset", "sample_count"}), recognises, read)
 
 
 CSV = _table_importer("csv", "csv")
@@ -307,6 +308,6 @@ TABLE = _table_importer("table", None)
 
 def import_table(path: str | Path, fmt: str | None = None, **options: Any) -> Result:
     """A long table read directly (``fmt``: ``csv``, ``jsonl``, ``parquet``; default by suffix); ``options``
-    are :class:`ImportOptions` fields (``dataset``, ``samples``, ``arm``)."""
+    are :class:`ImportOptions` fields (``dataset``, ``sample_count``, ``arm``)."""
     return (TABLE if fmt is None else {"csv": CSV, "jsonl": JSONL, "parquet": PARQUET}[fmt]).read(
         Path(path), ImportOptions(**options))

@@ -5,7 +5,8 @@ retries.
 The public modules are ``__all__`` (``docs/python-api.md`` lists them), imported on first use. The others
 (``loopback``, ``openai_compat``, ``parent_watch``, ``replay``) are reached through ``registry``;
 ``native_server`` is llama.cpp's ``llama-server`` as the embedded model's other engine (``local`` starts it);
-``_llama_server`` and ``_native_server`` are the embedded servers' child processes.
+``_llama_server`` and ``_native_server_watch`` (the watch around ``native_server``'s binary) are the embedded
+servers' child processes.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ class LocalServer:
 
     def command(self) -> list[str]:
         if self.native is not None:
-            return [sys.executable, "-P", "-m", "sotacheck.reruns.model._native_server",
+            return [sys.executable, "-P", "-m", "sotacheck.reruns.model._native_server_watch",
                     *native_server.command(self.gguf, self.port, self.threads, self.n_ctx, self.model_alias, self.native)]
         # -P: the working directory stays off sys.path; in a checkout's root, its sotacheck/ folder would
         # shadow the package the editable install lays out (Makefile, setup-core).

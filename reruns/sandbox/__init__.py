@@ -20,17 +20,23 @@ if TYPE_CHECKING:
     from sotacheck.reruns.sandbox.execution import execute
     from sotacheck.reruns.sandbox.pool import SandboxPool
     from sotacheck.reruns.sandbox.result import STATUSES, ExecutionResult, SandboxLimits, TestResult
-    from sotacheck.reruns.sandbox.submission import Verdict, judge_hidden, judge_many, run_visible
+    from sotacheck.reruns.sandbox.submission import JudgedSubmission, judge_hidden, judge_many, run_visible
 
-_HOME = {"execute": "execution", "Verdict": "submission", "judge_hidden": "submission", "judge_many": "submission",
+_HOME = {"execute": "execution", "JudgedSubmission": "submission", "judge_hidden": "submission", "judge_many": "submission",
          "run_visible": "submission", "SandboxPool": "pool", "assemble_program": "completion", "STATUSES": "result",
          "ExecutionResult": "result", "SandboxLimits": "result", "TestResult": "result"}
 
-__all__ = ["STATUSES", "ExecutionResult", "SandboxLimits", "SandboxPool", "TestResult", "Verdict",
+__all__ = ["STATUSES", "ExecutionResult", "JudgedSubmission", "SandboxLimits", "SandboxPool", "TestResult",
            "assemble_program", "execute", "judge_hidden", "judge_many", "run_visible"]
+_RENAMED = {"Verdict": "JudgedSubmission"}  # old → new (#47), for one release
 
 
 def __getattr__(name: str) -> Any:
+    if name in _RENAMED:  # the deprecation module only then: a light submodule's import stays light
+        from sotacheck.core.deprecation import warn_renamed
+
+        warn_renamed(f"{__name__}.{name}", f"{__name__}.{_RENAMED[name]}")
+        name = _RENAMED[name]
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+from sotacheck.core.deprecation import renamed_names
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.sandbox.completion import assemble_program, interface_names, prompt_preamble
 from sotacheck.reruns.sandbox.execution import EVERY_NAME
@@ -15,8 +16,9 @@ from sotacheck.reruns.sandbox.result import ExecutionResult, SandboxLimits
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """A judged submission: which problem, which dataset version, and what happened."""
+class JudgedSubmission:
+    """A judged submission: which problem, which dataset version, and what happened (``Verdict`` until #47: a
+    verdict is a claim's, :class:`sotacheck.audit.claims.ClaimVerdict`)."""
 
     problem_id: str
     dataset_hash: str
@@ -70,7 +72,7 @@ def run_visible(pool: SandboxPool, problem: Problem, code: str) -> ExecutionResu
 
 
 def judge_many(pool: SandboxPool, dataset_hash: str, submissions: Iterable[tuple[Problem, str]],
-               limits: Mapping[str, SandboxLimits] | None = None) -> Iterator[Verdict]:
+               limits: Mapping[str, SandboxLimits] | None = None) -> Iterator[JudgedSubmission]:
     """Judge (problem, completion) pairs concurrently; verdicts come back in input order. ``limits``: a
     problem's own limits by its id (the pool's for the others)."""
     items = list(submissions)
@@ -78,10 +80,10 @@ def judge_many(pool: SandboxPool, dataset_hash: str, submissions: Iterable[tuple
     results = pool.map(lambda item: judge_hidden(pool, item[0], item[1], own.get(item[0].id)), items)
     for (problem, _), result in zip(items, results, strict=True):
         mine = own.get(problem.id)
-        yield Verdict(problem.id, dataset_hash, result, mine.test_timeout_s if mine else None)
+        yield JudgedSubmission(problem.id, dataset_hash, result, mine.test_timeout_s if mine else None)
 
 
-def relative_limits(verdicts: Iterable[Verdict], base: SandboxLimits, floor_s: float = 4.0,
+def relative_limits(verdicts: Iterable[JudgedSubmission], base: SandboxLimits, floor_s: float = 4.0,
                     factor: float = 4.0) -> dict[str, SandboxLimits]:
     """Per-problem limits from the canonical solutions' verdicts, as EvalPlus sets its time limits: each test
     may take max(``floor_s``, ``factor`` x the slowest of the canonical solution's tests) (its whole run when
@@ -95,3 +97,6 @@ def relative_limits(verdicts: Iterable[Verdict], base: SandboxLimits, floor_s: f
         limits[verdict.problem_id] = dataclasses.replace(base, test_timeout_s=test_limit,
                                                          problem_timeout_s=problem_limit)
     return limits
+
+
+__getattr__ = renamed_names(__name__, {"Verdict": "JudgedSubmission"}, globals())  # the old name, for one release

@@ -22,11 +22,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from sotacheck.core.deprecation import renamed_names
+
 if TYPE_CHECKING:
     from sotacheck.api.analysis import analyze, leaderboard, load_run, report, table
-    from sotacheck.api.claims import audit_claims, claims_schema, compare
+    from sotacheck.api.claims import check_claims, claims_schema, compare
     from sotacheck.api.gating import gate, gate_settings
-    from sotacheck.api.judging import audit_tests, dataset_card, datasets, flaky_problems, judge
+    from sotacheck.api.judging import dataset_card, datasets, find_suspect_tests, flaky_problems, judge
     from sotacheck.api.rendering import render_comparison, render_gate, render_gate_error, render_leaderboard, render_verdicts
     from sotacheck.api.reruns import load_spec, parse_original_code, pipeline_params, rerun, resume, run_spec, sweep_spec
     from sotacheck.api.rundirs import check_leakage, import_kinds, import_logs, migrate
@@ -34,9 +36,9 @@ if TYPE_CHECKING:
     from sotacheck.api.serving import engine_choice, local_server
 
 _MODULES = {"analysis": ("analyze", "leaderboard", "load_run", "report", "table"),
-            "claims": ("audit_claims", "claims_schema", "compare"),
+            "claims": ("check_claims", "claims_schema", "compare"),
             "gating": ("gate", "gate_settings"),
-            "judging": ("audit_tests", "dataset_card", "datasets", "flaky_problems", "judge"),
+            "judging": ("find_suspect_tests", "dataset_card", "datasets", "flaky_problems", "judge"),
             "rendering": ("render_comparison", "render_gate", "render_gate_error", "render_leaderboard", "render_verdicts"),
             "reruns": ("load_spec", "parse_original_code", "pipeline_params", "rerun", "resume", "run_spec", "sweep_spec"),
             "rundirs": ("check_leakage", "import_kinds", "import_logs", "migrate"),
@@ -44,15 +46,46 @@ _MODULES = {"analysis": ("analyze", "leaderboard", "load_run", "report", "table"
             "serving": ("engine_choice", "local_server")}
 _HOME = {name: module for module, names in _MODULES.items() for name in names}
 
-__all__ = ["analyze", "audit_claims", "audit_tests", "check_leakage", "claims_schema", "compare", "dataset_card",
-           "datasets", "default_workers", "engine_choice", "flaky_problems", "gate", "gate_settings", "import_kinds",
-           "import_logs", "judge", "leaderboard", "load_run", "load_spec", "local_server", "migrate",
-           "parse_original_code", "pipeline_params", "render_comparison", "render_gate", "render_gate_error",
-           "render_leaderboard", "render_verdicts", "report", "rerun", "resume", "run_spec", "sweep_spec", "table",
-           "warm_up_sandbox"]
+__all__ = [
+    "analyze",
+    "check_claims",
+    "check_leakage",
+    "claims_schema",
+    "compare",
+    "dataset_card",
+    "datasets",
+    "default_workers",
+    "engine_choice",
+    "find_suspect_tests",
+    "flaky_problems",
+    "gate",
+    "gate_settings",
+    "import_kinds",
+    "import_logs",
+    "judge",
+    "leaderboard",
+    "load_run",
+    "load_spec",
+    "local_server",
+    "migrate",
+    "parse_original_code",
+    "pipeline_params",
+    "render_comparison",
+    "render_gate",
+    "render_gate_error",
+    "render_leaderboard",
+    "render_verdicts",
+    "report",
+    "rerun",
+    "resume",
+    "run_spec",
+    "sweep_spec",
+    "table",
+    "warm_up_sandbox",
+]
 
 
-def __getattr__(name: str) -> Any:
+def _lazy(name: str) -> Any:
     """Each function is imported from its module on first use (PEP 562): the CLI imports this package to
     start, and ``sotacheck --help`` must not read its modules."""
     if name not in _HOME:
@@ -60,3 +93,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
     globals()[name] = value
     return value
+
+
+RENAMED = {"audit_claims": "check_claims", "audit_tests": "find_suspect_tests"}  # old → new (#47), for one release
+__getattr__ = renamed_names(__name__, RENAMED, globals(), fallback=_lazy)

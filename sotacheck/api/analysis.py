@@ -132,7 +132,7 @@ def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None,
     canonical : bool
         Judge the dataset's canonical solutions and show their verdicts beside suspect problems.
     weak_tests : bool
-        Run cheap wrong programs against the dataset's tests (:func:`audit_tests`) and list the problems whose
+        Run cheap wrong programs against the dataset's tests (:func:`find_suspect_tests`) and list the problems whose
         tests accept one among the suspect problems.
     data_dir : str or Path, optional
         Local benchmark files for ``canonical`` and ``weak_tests``.
@@ -159,7 +159,7 @@ def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None,
     >>> board.dataset, board.n_systems, board.n_problems
     ('humaneval', 6, 20)
     """
-    from sotacheck.api.judging import audit_tests, judge
+    from sotacheck.api.judging import find_suspect_tests, judge
     from sotacheck.audit.leaderboard import leaderboard as build
 
     loaded = runs_of(runs)
@@ -176,7 +176,7 @@ def leaderboard(runs: Iterable[Run | str | Path], *, dataset: str | None = None,
             verdicts = {v.problem_id: v.result.status == "passed" for v in judged.verdicts}
         if weak_tests:
             weak = {}
-            for suspect in audit_tests(chosen, data_dir=data_dir).suspects:
+            for suspect in find_suspect_tests(chosen, data_dir=data_dir).suspects:
                 weak.setdefault(suspect.problem_id, suspect.kind)
     return build(loaded, dataset, alpha=alpha, against=against, confidence_level=confidence, canonical=verdicts,
                  weak_tests=weak)

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sotacheck.api.inputs import dataset_sizes, runs_of
+from sotacheck.core.deprecation import renamed_names
 
 if TYPE_CHECKING:
     from sotacheck.audit.claims import ClaimVerdict
     from sotacheck.core.rundir import Run
 
 
-def audit_claims(files: Sequence[str | Path] = (), *, runs: Iterable[Run | str | Path] = (),
+def check_claims(files: Sequence[str | Path] = (), *, runs: Iterable[Run | str | Path] = (),
                  data_dir: str | Path | None = None) -> list[ClaimVerdict]:
     """A verdict for every published claim in the claims ``files``: every check that what was published
     allows, and one verdict by the rule of :mod:`sotacheck.audit.claims` (``docs/claims.md``).
@@ -43,17 +44,17 @@ def audit_claims(files: Sequence[str | Path] = (), *, runs: Iterable[Run | str |
     >>> import sotacheck
     >>> from sotacheck.audit.claim_registry import bundled_registries
     >>> pycapsule = [path for path in bundled_registries() if path.stem == "pycapsule"]
-    >>> verdicts = sotacheck.audit_claims(pycapsule)
+    >>> verdicts = sotacheck.check_claims(pycapsule)
     >>> len(verdicts), verdicts[0].verdict
     (9, 'not significant')
     """
     from sotacheck.audit.claim_registry import bundled_registries, load_registry
-    from sotacheck.audit.claims import audit_registries
+    from sotacheck.audit.claims import check_registries
 
     paths: list[str | Path] = [Path(f) for f in files] or list(bundled_registries())
     registries = [(path, load_registry(path)) for path in paths]  # standard input is read once, here
     sizes = dataset_sizes([registry for _, registry in registries], data_dir)
-    return audit_registries(registries, runs=runs_of(runs) if runs else [], dataset_sizes=sizes)
+    return check_registries(registries, runs=runs_of(runs) if runs else [], dataset_sizes=sizes)
 
 
 def compare(a: float, *, b: float, n: int, runs: int | None = None, sd: float | None = None, se: float | None = None,
@@ -103,7 +104,7 @@ def compare(a: float, *, b: float, n: int, runs: int | None = None, sd: float | 
     >>> verdict = sotacheck.compare(40.0, b=35.0, n=164)
     >>> verdict.verdict, verdict.check
     ('unverifiable from what was published', 'paired-reconstruction')
-    >>> [round(p, 4) for p in verdict.p_range]
+    >>> [round(p, 4) for p in verdict.pvalue_range]
     [0.0039, 0.4709]
     """
     from sotacheck.audit.compare import compare as compare_numbers
@@ -135,3 +136,6 @@ def claims_schema() -> dict[str, Any]:
     from sotacheck.audit.claim_registry import claims_schema as schema
 
     return schema()
+
+
+__getattr__ = renamed_names(__name__, {"audit_claims": "check_claims"}, globals())  # the old name, for one release

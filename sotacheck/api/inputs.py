@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from sotacheck.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from sotacheck.audit.claim_registry import Registry
+    from sotacheck.audit.claim_registry import ClaimRegistry
     from sotacheck.core.rundir import Run
 
 
@@ -24,7 +24,7 @@ def runs_of(runs: Iterable[Run | str | Path]) -> list[Run]:
     return loaded
 
 
-def dataset_sizes(claims: Sequence[Path | Registry], data_dir: str | Path | None) -> dict[str, int]:
+def dataset_sizes(claims: Sequence[Path | ClaimRegistry], data_dir: str | Path | None) -> dict[str, int]:
     """Problem counts of the datasets that benchmark-size claims name (those that can be loaded)."""
     from sotacheck.audit.claim_registry import load_registry
     from sotacheck.reruns.benchmarks.registry import loadable_sizes

@@ -1,5 +1,5 @@
-"""The API on benchmarks and the sandboxed judge: the benchmarks known, judging code, auditing a
-benchmark's tests, flaky verdicts."""
+"""The API on benchmarks and the sandboxed judge: the benchmarks known, judging code, a
+benchmark's suspect tests, flaky verdicts."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sotacheck.core.deprecation import renamed_names
 from sotacheck.core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def judge(dataset: str, *, samples: str | Path | None = None, canonical: bool = 
     return judged
 
 
-def audit_tests(dataset: str, *, workers: int | None = None, test_timeout: float = 5.0,
+def find_suspect_tests(dataset: str, *, workers: int | None = None, test_timeout: float = 5.0,
                 data_dir: str | Path | None = None, hub_id: str | None = None) -> SuspectReport:
     """Run cheap wrong programs (constants, the identity, the input echoed, the canonical solution with its
     result changed; for BigCodeBench's unittest tasks also empty DataFrames, arrays and plots and a stub that
@@ -229,11 +230,11 @@ def audit_tests(dataset: str, *, workers: int | None = None, test_timeout: float
 
     Examples
     --------
-    Auditing a whole benchmark takes a minute (``sotacheck judge humaneval --audit-tests``); its arguments are
+    Auditing a whole benchmark takes a minute (``sotacheck judge humaneval --suspect-tests``); its arguments are
     checked first:
 
     >>> import sotacheck
-    >>> sotacheck.audit_tests("humaneval", workers=0)
+    >>> sotacheck.find_suspect_tests("humaneval", workers=0)
     Traceback (most recent call last):
     sotacheck.core.errors.UsageError: `workers` must be at least 1, got 0
     """
@@ -285,3 +286,6 @@ def flaky_problems(reports: Sequence[JudgeReport]) -> dict[str, list[str]]:
     from sotacheck.reruns.judging import flaky_problems as flaky
 
     return flaky(reports)
+
+
+__getattr__ = renamed_names(__name__, {"audit_tests": "find_suspect_tests"}, globals())  # the old name, for one release

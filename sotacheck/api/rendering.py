@@ -78,7 +78,7 @@ def render_leaderboard(board: Leaderboard, *, format: str = "text", pairs: bool 
 
 
 def render_verdicts(verdicts: list[ClaimVerdict]) -> str:
-    """Claim verdicts (:func:`sotacheck.audit_claims`) as text: a count per verdict, then each claim with its
+    """Claim verdicts (:func:`sotacheck.check_claims`) as text: a count per verdict, then each claim with its
     verdict, the check that decided it and every other check.
 
     Parameters
@@ -101,7 +101,7 @@ def render_verdicts(verdicts: list[ClaimVerdict]) -> str:
     >>> from pathlib import Path
     >>> import sotacheck, sotacheck.data
     >>> pycapsule = Path(sotacheck.data.__file__).with_name("claims") / "pycapsule.yaml"
-    >>> print(sotacheck.render_verdicts(sotacheck.audit_claims([pycapsule])).splitlines()[0])
+    >>> print(sotacheck.render_verdicts(sotacheck.check_claims([pycapsule])).splitlines()[0])
     9 claims: 5 unverifiable from what was published, 2 contradicted, 1 not significant, 1 supported
     """
     from sotacheck.reports.claims_text import render_verdicts as render

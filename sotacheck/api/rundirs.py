@@ -6,13 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sotacheck.core.deprecation import renamed_keywords
+
 if TYPE_CHECKING:
     from sotacheck.core.rundir import Run
     from sotacheck.reruns.leakage import LeakageReport
 
 
+@renamed_keywords(samples="sample_count")
 def import_logs(kind: str, *, path: str | Path, out: str | Path, arm: str | None = None, dataset: str | None = None,
-                force: bool = False, samples: int | None = None, instances: str | Path | None = None
+                force: bool = False, sample_count: int | None = None, instances: str | Path | None = None
                 ) -> tuple[Run, list[str]]:
     """Import another tool's per-problem logs as a run directory at ``out``, written atomically (nothing is
     written when the input cannot be read).
@@ -32,8 +35,9 @@ def import_logs(kind: str, *, path: str | Path, out: str | Path, arm: str | None
         The dataset's name (for evalplus the base name, e.g. ``humaneval``).
     force : bool
         Overwrite ``out`` if it exists.
-    samples : int, optional
-        The sample count behind each fraction of a long table.
+    sample_count : int, optional
+        The sample count behind each fraction of a long table (``samples``: its old name, deprecated: it
+        warns and goes in the next release).
     instances : str or Path, optional
         The file of instance ids (SWE-bench results).
 
@@ -66,7 +70,8 @@ def import_logs(kind: str, *, path: str | Path, out: str | Path, arm: str | None
     from sotacheck.core.rundir import load_run, manifest_of, write_run
 
     target = Path(out)
-    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset, samples=samples, instances=instances)
+    frame, fields = run_importer(kind, path, arm=arm, dataset=dataset, sample_count=sample_count,
+                                 instances=instances)
     written = write_run(target, frame, manifest_of(fields, name=target.name), overwrite=force)
     return load_run(written), list(fields.get("repairs", []))
 

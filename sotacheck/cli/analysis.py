@@ -71,10 +71,10 @@ def _comparison_lines(comparisons: list[Comparison], with_study: bool = False) -
     arm_width = max([28, *(len(c.a) for c in comparisons)])
     vs_width = max([10, *(len(c.b) for c in comparisons)])
     click.echo(f"  {'arm':{arm_width}s} {'vs':{vs_width}s} {'diff pt':>7s} {'b':>4s} {'c':>4s} {'p':>9s} "
-               f"{'p_holm':>9s}  test (two-sided); MDD")
+               f"{'p (Holm)':>9s}  test (two-sided); MDD")
     for c in comparisons:
         click.echo(f"  {c.a:{arm_width}s} {c.b:{vs_width}s} {100 * c.diff:+7.1f} {c.b_count:4d} {c.c_count:4d} {c.pvalue:9.2e} "
-                   f"{c.pvalue_holm:9.2e}  {c.test}; {_mdd_text(c)}" + (f" [{c.study}]" if with_study else "")
+                   f"{c.pvalue_adjusted:9.2e}  {c.test}; {_mdd_text(c)}" + (f" [{c.study}]" if with_study else "")
                    + (f"  ({'; '.join(c.notes)})" if c.notes else ""))
 
 

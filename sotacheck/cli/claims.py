@@ -30,7 +30,7 @@ def claims(files: tuple[Path, ...], runs: tuple[Path, ...], as_json: bool, schem
         click.echo(json.dumps(api.claims_schema(), indent=2))
         return
     _no_run_among(files, runs)
-    verdicts = api.audit_claims(files, runs=runs, data_dir=data_dir)
+    verdicts = api.check_claims(files, runs=runs, data_dir=data_dir)
     if as_json:
         click.echo(json.dumps([v.as_dict() for v in verdicts], indent=2, default=json_default))
         return

@@ -9,10 +9,20 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, as_flags, data_dir_option, executor_option, hub_id_option, ray_address_option, write_text
+from sotacheck.cli.options import (
+    PATH,
+    as_flags,
+    data_dir_option,
+    deprecated_alias,
+    executor_option,
+    hub_id_option,
+    ray_address_option,
+    write_text,
+)
 
 
 @click.command()
+@deprecated_alias("--audit-tests", "--suspect-tests", "suspect_tests", is_flag=True)
 @click.option("--dataset", required=True, help="Benchmark name, e.g. humaneval, humaneval-et, mbpp.")
 @click.option("--canonical", is_flag=True, help="Judge the dataset's canonical solutions.")
 @click.option("--samples", type=PATH, default=None, help="JSONL of {task_id, completion|solution}.")
@@ -30,7 +40,7 @@ from sotacheck.cli.options import PATH, as_flags, data_dir_option, executor_opti
                    "samples per task (pass@k: most tasks on two lines or more) and refuses a file of one line per task "
                    "where a task appears again (a duplicated line); 'first'/'last' keep that line only; 'samples' "
                    "judges every line.")
-@click.option("--audit-tests", is_flag=True,
+@click.option("--suspect-tests", "suspect_tests", is_flag=True, default=False,
               help="Instead of judging code: list the problems whose tests accept a cheap wrong program.")
 @click.option("--relative-timeout", is_flag=True,
               help="Per-problem test limit max(4 s, 4 x the canonical solution's time), as EvalPlus (overrides --test-timeout).")
@@ -41,7 +51,7 @@ from sotacheck.cli.options import PATH, as_flags, data_dir_option, executor_opti
 @executor_option
 @ray_address_option
 def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, out: Path | None, workers: int | None,
-          test_timeout: float, run_out: Path | None, force: bool, arm: str | None, duplicates: str, audit_tests: bool,
+          test_timeout: float, run_out: Path | None, force: bool, arm: str | None, duplicates: str, suspect_tests: bool,
           relative_timeout: bool, repeat: int,
           data_dir: Path | None, hub_id: str | None, executor: str, ray_address: str | None) -> None:
     """Judge code against a benchmark's hidden tests in the sandbox.
@@ -49,7 +59,7 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
     A completion whose first code line starts at column 0 is a whole program (judged after the
     prompt's imports and helpers); an indented one continues the prompt and is appended to it.
     """
-    if audit_tests:
+    if suspect_tests:
         _audit(dataset, workers, test_timeout, data_dir, hub_id, as_json, out)
         return
     with as_flags(canonical="--canonical", samples="--samples FILE", executor="--executor",
@@ -104,7 +114,7 @@ def judge(dataset: str, canonical: bool, samples: Path | None, as_json: bool, ou
 
 def _audit(dataset: str, workers: int | None, test_timeout: float, data_dir: Path | None, hub_id: str | None,
            as_json: bool, out: Path | None) -> None:
-    audit = api.audit_tests(dataset, workers=workers, test_timeout=test_timeout, data_dir=data_dir, hub_id=hub_id)
+    audit = api.find_suspect_tests(dataset, workers=workers, test_timeout=test_timeout, data_dir=data_dir, hub_id=hub_id)
     text = json.dumps(audit.as_dict(), indent=2)
     if out is not None:
         write_text(out, text + "\n")

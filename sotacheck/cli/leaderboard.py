@@ -8,13 +8,14 @@ from pathlib import Path
 import click
 
 from sotacheck import api
-from sotacheck.cli.options import PATH, as_flags, data_dir_option, write_text
+from sotacheck.cli.options import PATH, as_flags, data_dir_option, deprecated_alias, write_text
 from sotacheck.core.errors import UsageError
 
 FORMATS = ("latex", "markdown", "csv")
 
 
 @click.command()
+@deprecated_alias("--audit-tests", "--suspect-tests", "weak_tests", is_flag=True)
 @click.argument("runs", nargs=-1, required=True, type=PATH)
 @click.option("--dataset", default=None, help="The benchmark, when the runs hold several.")
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
@@ -26,8 +27,8 @@ FORMATS = ("latex", "markdown", "csv")
               help="Confidence level of the pass-rate intervals.")
 @click.option("--canonical", is_flag=True, help="Judge the benchmark's canonical solutions and show their verdicts "
               "beside the suspect problems.")
-@click.option("--audit-tests", "weak_tests", is_flag=True, help="Run cheap wrong programs against the benchmark's "
-              "tests (as `sotacheck judge --audit-tests`) and list the problems whose tests accept one as suspect.")
+@click.option("--suspect-tests", "weak_tests", is_flag=True, help="Run cheap wrong programs against the benchmark's "
+              "tests (as `sotacheck judge --suspect-tests`) and list the problems whose tests accept one as suspect.")
 @data_dir_option
 @click.option("--pairs", "show_pairs", is_flag=True, help="Also list every tested pair (with --format: the pairs "
               "table instead of the systems table).")
@@ -46,7 +47,7 @@ def leaderboard(runs: tuple[Path, ...], dataset: str | None, alpha: float, again
     if fmt is not None and as_json:
         raise UsageError("give --json or --format, not both")
     with as_flags(dataset="--dataset", alpha="--alpha", against="--against", confidence="--confidence",
-                  canonical="--canonical", weak_tests="--audit-tests", data_dir="--data-dir"):
+                  canonical="--canonical", weak_tests="--suspect-tests", data_dir="--data-dir"):
         board = api.leaderboard(runs, dataset=dataset, alpha=alpha, against=against, confidence=confidence,
                                 canonical=canonical, weak_tests=weak_tests, data_dir=data_dir)
     if as_json:

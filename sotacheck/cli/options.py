@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,6 +75,29 @@ def prefix_reuse_option(help_text: str) -> Callable[[F], F]:
     """``--prefix-reuse A|off|auto``, shared by ``rerun``, ``sweep`` and ``serve``."""
     return click.option("--prefix-reuse", "prefix_reuse", type=PrefixReuse(), default="auto", metavar="A|off|auto",
                         help=help_text)
+
+
+def deprecated_alias(old: str, new: str, dest: str, **option: Any) -> Callable[[F], F]:
+    """The old spelling ``old`` of the option ``new`` (which sets the parameter ``dest``), kept for one release
+    after a rename: hidden from ``--help``, it sets ``dest`` as ``new`` does (``new`` wins when both are given)
+    and says on standard error, in one line, that it is deprecated. ``option``: the old option's click settings
+    (its ``type``, or ``is_flag=True``). Put it just below ``@click.command``."""
+    alias = f"deprecated_{dest}"
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(alias)
+            if value is not None and value is not False:
+                click.echo(f"sotacheck: {old} is deprecated, use {new} (the old spelling goes in the next release)",
+                           err=True)
+                if kwargs.get(dest) is None or kwargs.get(dest) is False:
+                    kwargs[dest] = value
+            return function(*args, **kwargs)
+
+        return click.option(old, alias, hidden=True, default=None, **option)(wrapper)  # type: ignore[return-value]
+
+    return decorate
 
 
 def json_default(value: object) -> object:

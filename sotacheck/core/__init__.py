@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from sotacheck.core.lazy import lazy_submodules
 
 if TYPE_CHECKING:
-    from sotacheck.core import arms, errors, files, lazy, outcomes, provenance, pyast, registry, rundir, version
+    from sotacheck.core import arms, deprecation, errors, files, lazy, outcomes, provenance, pyast, registry, rundir, version
 
-__all__ = ["arms", "errors", "files", "lazy", "outcomes", "provenance", "pyast", "registry", "rundir", "version"]
+__all__ = ["arms", "deprecation", "errors", "files", "lazy", "outcomes", "provenance", "pyast", "registry", "rundir", "version"]
 
 __getattr__ = lazy_submodules(__name__, __all__)

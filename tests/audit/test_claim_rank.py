@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sotacheck.audit.claim_registry import ClaimsError, claims_schema, load_registry
-from sotacheck.audit.claims import audit_claims
+from sotacheck.audit.claims import check_claims
 from sotacheck.core.rundir import Run
 from tests.audit.test_leaderboard import REFERENCE, board_run
 
@@ -36,7 +36,7 @@ def _claim(claim_id: str, system: str, runs: list[str], test: str = "leaderboard
 def _verdicts(tmp_path, claims: list[dict[str, object]]):  # type: ignore[no-untyped-def]
     path = tmp_path / "rank.yaml"
     path.write_text(yaml.safe_dump({"paper": {"id": "p"}, "claims": claims}))
-    return {v.id: v for v in audit_claims([path], _runs())}
+    return {v.id: v for v in check_claims([path], _runs())}
 
 
 def test_the_four_verdicts(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -101,7 +101,7 @@ def test_one_of_two_tied_systems_is_not_supported_as_the_best(tmp_path) -> None:
     tied = board_run(np.vstack([x[0], x[0], x[3]]), ["a", "b", "c"])
     path = tmp_path / "tied.yaml"
     path.write_text(yaml.safe_dump({"paper": {"id": "p"}, "claims": [_iu("a-best", "a", ["tied"])]}))
-    verdict = audit_claims([path], [Run(None, tied.outcomes, {"name": "tied", "source": "csv"})])[0]
+    verdict = check_claims([path], [Run(None, tied.outcomes, {"name": "tied", "source": "csv"})])[0]
     assert verdict.verdict == "not significant" and verdict.numbers["pvalues"]["b"] == 1.0
     assert verdict.numbers["pvalues"]["c"] < 0.05
 
@@ -115,7 +115,7 @@ def test_mapcoder_is_best_on_mbpp_by_intersection_union(tmp_path) -> None:  # ty
     from scipy import stats
 
     from sotacheck.audit.claim_registry import load_registry
-    from sotacheck.audit.claims import audit_registries
+    from sotacheck.audit.claims import check_registries
     from sotacheck.audit.importers.mapcoder import import_mapcoder
 
     repo = Path(__file__).resolve().parents[2]
@@ -130,7 +130,7 @@ def test_mapcoder_is_best_on_mbpp_by_intersection_union(tmp_path) -> None:  # ty
     assert expected["Reflexion-10"] == pytest.approx(0.0157, abs=5e-4)
     assert expected["Analogical"] == pytest.approx(3.2e-4, abs=5e-6)
     registry = load_registry(repo / "data/claims/mapcoder.yaml")
-    verdicts = {v.id: v for v in audit_registries([("mapcoder.yaml", registry)], [run])}
+    verdicts = {v.id: v for v in check_registries([("mapcoder.yaml", registry)], [run])}
     best = verdicts["mapcoder-best-mbpp"]
     assert best.verdict == "supported"
     assert best.numbers["pvalues"] == pytest.approx(expected, rel=1e-10)
@@ -141,4 +141,4 @@ def test_mapcoder_is_best_on_mbpp_by_intersection_union(tmp_path) -> None:  # ty
 def _verdicts_of(tmp_path, claim: dict[str, object], runs: list[Run]):  # type: ignore[no-untyped-def]
     path = tmp_path / "one.yaml"
     path.write_text(yaml.safe_dump({"paper": {"id": "p"}, "claims": [claim]}))
-    return audit_claims([path], runs)[0]
+    return check_claims([path], runs)[0]

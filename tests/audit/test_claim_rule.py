@@ -20,8 +20,8 @@ import yaml
 from scipy import stats
 
 from sotacheck.audit.claim_model import CheckName, Claim
-from sotacheck.audit.claim_registry import Registry
-from sotacheck.audit.claims import audit_registries, evaluate
+from sotacheck.audit.claim_registry import ClaimRegistry
+from sotacheck.audit.claims import check_registries, evaluate
 from sotacheck.audit.compare import compare
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import feasible_mcnemar
@@ -47,11 +47,11 @@ def test_run_spread_cannot_support_a_margin_of_four_problems() -> None:
     assert fisher is not None and fisher.pvalue == pytest.approx(0.554, abs=5e-4)
     paired = verdict.check_named("paired-reconstruction")
     assert paired is not None and paired.numbers["passes_over_runs"] == [456, 148]
-    low, high = paired.numbers["p_range"]
+    low, high = paired.numbers["pvalue_range"]
     assert low == pytest.approx(2 * 2.0**-12, rel=1e-12) and low <= 5e-4
     assert paired.numbers["most_significant"] == "12 problems each +1/3"
-    assert high >= paired.numbers["p_high_seen"] >= stats.binomtest(16, 28, 0.5).pvalue * (1 - 1e-9)  # b 16, c 12
-    assert verdict.pvalue is None and verdict.p_range == (low, high)
+    assert high >= paired.numbers["pvalue_high_seen"] >= stats.binomtest(16, 28, 0.5).pvalue * (1 - 1e-9)  # b 16, c 12
+    assert verdict.pvalue is None and verdict.pvalue_range == (low, high)
     assert any("run-to-run spread alone would say 'supported'" in note for note in verdict.notes)
 
 
@@ -70,9 +70,9 @@ def test_pycapsule_numbers_are_not_significant_under_every_reading(reading: str)
     assert runs is not None
     if reading in ("sd", "spread"):
         assert runs.numbers["t_if_sd"] == pytest.approx(0.494872, rel=1e-5)
-        assert runs.numbers["p_if_sd"] == pytest.approx(0.669711, rel=1e-5)
+        assert runs.numbers["pvalue_if_sd"] == pytest.approx(0.669711, rel=1e-5)
     if reading in ("se", "spread"):
-        assert runs.numbers["p_if_se"] == pytest.approx(0.801970, rel=1e-5)
+        assert runs.numbers["pvalue_if_se"] == pytest.approx(0.801970, rel=1e-5)
 
 
 def test_feasible_range_equals_scipy_binomtest_at_every_split() -> None:
@@ -108,7 +108,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list:
     return [mapcoder, load_run(REPO / "recordings/reference-qwen05b")]
 
 
-def _registries(check: str | None, keep: bool) -> list[tuple[Path, Registry]]:
+def _registries(check: str | None, keep: bool) -> list[tuple[Path, ClaimRegistry]]:
     out = []
     for path in REGISTRY:
         raw = yaml.safe_load(path.read_text())
@@ -119,7 +119,7 @@ def _registries(check: str | None, keep: bool) -> list[tuple[Path, Registry]]:
                 claim.pop("check", None)
             if check is not None:
                 claim["check"] = check
-        out.append((path, Registry.model_validate(raw)))
+        out.append((path, ClaimRegistry.model_validate(raw)))
     return out
 
 
@@ -127,11 +127,11 @@ def _registries(check: str | None, keep: bool) -> list[tuple[Path, Registry]]:
 def test_every_shipped_claim_gets_the_same_verdict_whatever_check_is_written(runs, with_runs: bool) -> None:
     given = runs if with_runs else []
     sizes = {"humaneval": 164}
-    reference = {v.id: (v.verdict, v.check) for v in audit_registries(_registries(None, True), given, sizes)}
+    reference = {v.id: (v.verdict, v.check) for v in check_registries(_registries(None, True), given, sizes)}
     assert len(reference) == 36  # 35 published-number claims and the MBPP rank claim (issue 44)
-    assert {v.id: (v.verdict, v.check) for v in audit_registries(_registries(None, False), given, sizes)} == reference
+    assert {v.id: (v.verdict, v.check) for v in check_registries(_registries(None, False), given, sizes)} == reference
     for check in CHECKS:
-        written = audit_registries(_registries(check, False), given, sizes)
+        written = check_registries(_registries(check, False), given, sizes)
         assert {v.id: (v.verdict, v.check) for v in written} == reference, check
         assert all(v.requested == check for v in written if v.check != "rank")
 
@@ -147,7 +147,7 @@ def test_the_requested_check_is_reported_as_such() -> None:
 
 
 def test_every_check_shown_has_its_question_and_result() -> None:
-    for verdict in audit_registries([(p, Registry.model_validate(yaml.safe_load(p.read_text()))) for p in REGISTRY],
+    for verdict in check_registries([(p, ClaimRegistry.model_validate(yaml.safe_load(p.read_text()))) for p in REGISTRY],
                                     [], {"humaneval": 164}):
         assert verdict.check in {c.name for c in verdict.checks}
         for check in verdict.checks:
@@ -170,8 +170,8 @@ def test_every_branch_of_the_rule_from_totals(a: float, b: float, n: int, expect
     assert straddles == expected.startswith("unverifiable")
     verdict = compare(a, b, n)
     assert (verdict.verdict, verdict.check) == (expected, "paired-reconstruction")
-    assert verdict.check_named("paired-reconstruction").numbers["p_range"] == pytest.approx([min(p), max(p)], rel=1e-10)
-    assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
+    assert verdict.check_named("paired-reconstruction").numbers["pvalue_range"] == pytest.approx([min(p), max(p)], rel=1e-10)
+    assert verdict.pvalue_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
     fisher = verdict.check_named("two-proportions")
     assert fisher is not None and "never deciding" in fisher.question and "conservative" not in fisher.question
 
@@ -190,6 +190,6 @@ def test_a_reproduction_is_decided_by_the_pairing_range(reported: float, reprodu
     ka, kr = round(reported * 1.64), round(reproduced * 1.64)
     splits = [(c + ka - kr, c) for c in range(max(0, kr - ka), min(kr, 164 - ka) + 1)]
     p = [stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0 for b, c in splits]
-    assert verdict.p_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
+    assert verdict.pvalue_range == pytest.approx((min(p), max(p)), rel=1e-10) and verdict.pvalue is None
     fisher = stats.fisher_exact([[ka, 164 - ka], [kr, 164 - kr]]).pvalue
     assert verdict.numbers["fisher_pvalue"] == pytest.approx(fisher, rel=1e-9)

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from sotacheck.audit.claims import ClaimsError, audit_claims, load_registry
+from sotacheck.audit.claims import ClaimsError, check_claims, load_registry
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.paired import mcnemar_exact
 from sotacheck.core.rundir import load_run, write_run
@@ -24,7 +24,7 @@ REGISTRY = sorted((REPO / "data" / "claims").glob("*.yaml"))
 
 @pytest.fixture(scope="module")
 def verdicts() -> dict[str, object]:
-    return {v.id: v for v in audit_claims(REGISTRY, dataset_sizes={"humaneval": 164})}
+    return {v.id: v for v in check_claims(REGISTRY, dataset_sizes={"humaneval": 164})}
 
 
 def test_every_number_in_the_reference_is_in_the_registry(data_dir) -> None:
@@ -53,11 +53,11 @@ def test_pycapsule_lead_over_agentcoder_is_not_significant(verdicts) -> None:
     assert (v.verdict, v.check) == ("not significant", "paired-reconstruction")
     # 96.5 over 3 runs is 475 of 492 run-passes against 3 × 158 = 474: a net of 1/3 problem, p = 1 for every
     # pattern (one problem +1/3 at best: sign-flip p = 2 · 1/2 = 1)
-    assert v.numbers["passes_over_runs"] == [475, 158] and v.pvalue is None and v.p_range == (1.0, 1.0)
+    assert v.numbers["passes_over_runs"] == [475, 158] and v.pvalue is None and v.pvalue_range == (1.0, 1.0)
     runs = v.check_named("margin-vs-single")
     # one-sample t of 96.5 ± 0.7 (3 runs) vs 96.3: t = 0.494872, df = 2, p = 0.669711 if SD, 0.801970 if SE
-    assert runs.numbers["p_if_sd"] == pytest.approx(0.669711, rel=1e-5)
-    assert runs.numbers["p_if_se"] == pytest.approx(0.801970, rel=1e-5)
+    assert runs.numbers["pvalue_if_sd"] == pytest.approx(0.669711, rel=1e-5)
+    assert runs.numbers["pvalue_if_se"] == pytest.approx(0.801970, rel=1e-5)
     assert runs.pvalue == pytest.approx(0.669711, rel=1e-5)
     assert any("SD or an SE" in note for note in runs.notes)
     assert runs.numbers["problem_sampling_se_pp"] == pytest.approx(1.435, abs=1e-3)
@@ -66,7 +66,7 @@ def test_pycapsule_lead_over_agentcoder_is_not_significant(verdicts) -> None:
 def test_ecloop_smallest_gain_is_significant_over_the_regression_range(verdicts) -> None:
     v = verdicts["ecloop-smallest-gain"]
     assert v.verdict == "supported"
-    low, high = v.numbers["p_range"]
+    low, high = v.numbers["pvalue_range"]
     assert low == pytest.approx(mcnemar_exact(33, 9).pvalue) and low == pytest.approx(0.000271539, rel=1e-5)
     assert high == pytest.approx(mcnemar_exact(40, 16).pvalue) and high == pytest.approx(0.00184155, rel=1e-5)
     assert low * 0.9 < 0.0003 and high < 0.002
@@ -108,9 +108,9 @@ def test_rerun_backed_claim_end_to_end_on_released_logs(tmp_path, data_dir) -> N
     low, high = v["numbers"]["ci_pp"]
     assert low < v["numbers"]["measured_margin_pp"] < high
     # without the run the published totals decide: 132 vs 113 of 164, significant for every split they allow
-    without = audit_claims([REPO / "data/claims/mapcoder.yaml"])[0]
+    without = check_claims([REPO / "data/claims/mapcoder.yaml"])[0]
     assert (without.verdict, without.check) == ("supported", "paired-reconstruction")
-    assert without.numbers["p_range"][1] == pytest.approx(mcnemar_exact(51, 32).pvalue)
+    assert without.numbers["pvalue_range"][1] == pytest.approx(mcnemar_exact(51, 32).pvalue)
 
 
 def _write(tmp_path: Path, claim_patch: dict[str, object], drop: str | None = None) -> Path:
@@ -143,7 +143,7 @@ def test_run_lacking_a_named_arm_names_file_claim_and_field(tmp_path, data_dir) 
     run_dir = write_run(tmp_path / "mapcoder-he", frame, meta)
     path = REPO / "data/claims/mapcoder.yaml"
     with pytest.raises(ClaimsError) as info:
-        audit_claims([path], runs=[load_run(run_dir)])
+        check_claims([path], runs=[load_run(run_dir)])
     assert str(info.value).startswith(f"{path}: claim 'mapcoder-beats-cot-he-chatgpt': field `rerun.method_arm`: "
                                       "arm 'MapCoder-5-5' is not in run 'mapcoder-he'")
     done = subprocess.run([*SOTACHECK, "claims", str(path), "--runs", str(run_dir)], capture_output=True, text=True)
@@ -160,7 +160,7 @@ def test_rerun_backed_claim_on_our_own_recorded_run() -> None:
     pivot = table.pivot(index="problem", columns="arm", values="passed").astype(bool)
     b = int((pivot["pycapsule[max_attempts=5]"] & ~pivot["direct"]).sum())
     c = int((~pivot["pycapsule[max_attempts=5]"] & pivot["direct"]).sum())
-    verdict = next(v for v in audit_claims([REPO / "data/claims/pycapsule.yaml"], runs=[load_run(run_dir)])
+    verdict = next(v for v in check_claims([REPO / "data/claims/pycapsule.yaml"], runs=[load_run(run_dir)])
                    if v.id == "pycapsule-beats-direct-qwen05b-rerun")
     assert (verdict.numbers["b"], verdict.numbers["c"]) == (b, c)
     expected_p = stats.binomtest(b, b + c, 0.5).pvalue if b + c else 1.0
@@ -170,3 +170,17 @@ def test_rerun_backed_claim_on_our_own_recorded_run() -> None:
     assert low <= verdict.numbers["measured_margin_pp"] <= high
     expected = "supported" if expected_p < 0.05 and b > c else "contradicted" if expected_p < 0.05 else "not significant"
     assert verdict.verdict == expected
+
+
+def test_the_old_name_of_a_verdicts_pvalue_range_still_reads_for_a_release() -> None:
+    import warnings
+
+    from sotacheck.audit.compare import compare
+
+    verdict = compare(40.0, 35.0, 164)
+    with pytest.warns(DeprecationWarning, match=r"^ClaimVerdict\.p_range is deprecated: it was renamed "
+                                                r"ClaimVerdict\.pvalue_range"):
+        assert verdict.p_range == verdict.pvalue_range is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name does not warn
+        assert verdict.as_dict()["pvalue_range"] == list(verdict.pvalue_range)

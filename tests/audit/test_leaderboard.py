@@ -7,6 +7,7 @@ omnibus vs statsmodels' cochrans_q; and the reference example of ../shared/refer
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -45,7 +46,7 @@ def test_reference_example_of_statistics_md() -> None:
     assert board.omnibus.test == "Cochran's Q"
     assert board.omnibus.statistic == pytest.approx(28.128713, rel=1e-6)
     assert board.omnibus.df == 3
-    assert board.omnibus.p == pytest.approx(3.41297e-06, rel=1e-5)
+    assert board.omnibus.pvalue == pytest.approx(3.41297e-06, rel=1e-5)
     expected = {("s0", "s1"): (7, 5, 0.774414, 0.774414), ("s0", "s2"): (14, 2, 0.00418091, 0.0167236),
                 ("s0", "s3"): (22, 3, 0.000156522, 0.000939131), ("s1", "s2"): (13, 3, 0.0212708, 0.0638123),
                 ("s1", "s3"): (19, 2, 0.000221252, 0.00110626), ("s2", "s3"): (9, 2, 0.0654297, 0.130859)}
@@ -53,8 +54,8 @@ def test_reference_example_of_statistics_md() -> None:
     for pair in board.pairs:
         a_only, b_only, p, holm = expected[(pair.a, pair.b)]
         assert (pair.a_only, pair.b_only) == (a_only, b_only)
-        assert pair.p == pytest.approx(p, rel=1e-5)
-        assert pair.p_adjusted == pytest.approx(holm, rel=1e-5)
+        assert pair.pvalue == pytest.approx(p, rel=1e-5)
+        assert pair.pvalue_adjusted == pytest.approx(holm, rel=1e-5)
     assert {s.system: s.rank_interval for s in board.systems} == {"s0": (1, 2), "s1": (1, 3), "s2": (2, 4),
                                                                   "s3": (3, 4)}
     assert board.top_group == ("s0", "s1")
@@ -95,8 +96,8 @@ def test_one_sample_pairs_holm_and_ranks_against_scipy_and_statsmodels(seed: int
         b, c, p, q = expected[key]
         counts = (pair.a_only, pair.b_only) if key == (pair.a, pair.b) else (pair.b_only, pair.a_only)
         assert counts == (b, c)
-        assert pair.p == pytest.approx(p, rel=1e-9)
-        assert pair.p_adjusted == pytest.approx(q, rel=1e-9)
+        assert pair.pvalue == pytest.approx(p, rel=1e-9)
+        assert pair.pvalue_adjusted == pytest.approx(q, rel=1e-9)
     assert {s.system: s.rank_interval for s in board.systems} == ranks
     assert board.top_group == tuple(s.system for s in board.systems if ranks[s.system][0] == 1)
     assert board.omnibus.statistic == pytest.approx(cochrans_q(x.T).statistic, rel=1e-12)
@@ -114,7 +115,7 @@ def test_repeats_use_the_exact_sign_flip_test() -> None:
                                            permutation_type="samples", n_resamples=np.inf).pvalue \
             if np.any(diff) else 1.0
         assert pair.exact and pair.a_only is None
-        assert pair.p == pytest.approx(reference, rel=1e-9)
+        assert pair.pvalue == pytest.approx(reference, rel=1e-9)
     assert board.omnibus.test.startswith("Friedman")
 
 
@@ -142,7 +143,7 @@ def test_two_systems_with_repeats_get_friedmans_statistic_as_the_sign_tests_chi_
     statistic = numerator / ((ranks ** 2).sum() - n * k * (k + 1) ** 2 / 4)
     assert board.omnibus.test.startswith("Friedman") and board.omnibus.df == 1
     assert board.omnibus.statistic == pytest.approx(statistic, rel=1e-12)
-    assert board.omnibus.p == pytest.approx(stats.chi2.sf(statistic, 1), rel=1e-12)
+    assert board.omnibus.pvalue == pytest.approx(stats.chi2.sf(statistic, 1), rel=1e-12)
 
 
 def test_shared_problems_and_left_out_ones() -> None:
@@ -190,8 +191,26 @@ def test_json_contract_has_no_nan_and_the_documented_keys() -> None:
     body = json.loads(json.dumps(board.to_json(), allow_nan=False))
     assert {"dataset", "n_problems", "family", "systems", "pairs", "top_group"} <= set(body)
     assert {"system", "pass_rate", "ci", "rank_interval"} <= set(body["systems"][0])
-    assert {"a", "b", "a_only", "b_only", "p", "p_adjusted"} <= set(body["pairs"][0])
+    assert {"a", "b", "a_only", "b_only", "pvalue", "pvalue_adjusted"} <= set(body["pairs"][0])
     assert body["top_group"] == ["s0", "s1"]
+    # the old keys (#47) for one release, after the new ones, with the same values (docs/leaderboards.md)
+    assert body["omnibus"]["p"] == body["omnibus"]["pvalue"] and list(body["omnibus"])[-1] == "p"
+    assert all((p["p"], p["p_adjusted"]) == (p["pvalue"], p["pvalue_adjusted"]) for p in body["pairs"])
+
+
+def test_the_old_names_of_the_p_values_still_read_for_a_release() -> None:
+    board = leaderboard([board_run(_reference())])
+    pair = board.pairs[0]
+    with pytest.warns(DeprecationWarning, match=r"PairResult\.p_adjusted is deprecated: it was renamed "
+                                                r"PairResult\.pvalue_adjusted"):
+        assert pair.p_adjusted == pair.pvalue_adjusted
+    with pytest.warns(DeprecationWarning, match=r"PairResult\.p is deprecated"):
+        assert pair.p == pair.pvalue
+    with pytest.warns(DeprecationWarning, match=r"OmnibusResult\.p is deprecated"):
+        assert board.omnibus.p == board.omnibus.pvalue
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new names do not warn
+        assert (pair.pvalue, pair.pvalue_adjusted, board.omnibus.pvalue) is not None
 
 
 def test_suspect_problems() -> None:
@@ -231,7 +250,7 @@ def test_errored_cells_keep_the_leaderboards_power() -> None:
     kept = {(p.a, p.b) for p in holes.pairs if p.significant} & significant
     assert len(significant) > 250
     assert len(kept) >= 0.9 * len(significant)
-    assert min(p.p for p in holes.pairs) < 0.05 / len(holes.pairs) / 1e6  # far below Holm's smallest threshold
+    assert min(p.pvalue for p in holes.pairs) < 0.05 / len(holes.pairs) / 1e6  # far below Holm's smallest threshold
     assert sum(s.missing_cells for s in holes.systems) == int(holes_count(with_holes(complete_run, 0.05, 1)))
     assert any("rounded to a lattice" in note for note in holes.notes)
 
@@ -303,7 +322,7 @@ def test_adding_a_leaderboard_test_is_one_entry(monkeypatch: pytest.MonkeyPatch)
     board = leaderboard([board_run(_reference())], test="mid-p McNemar")
     pair = next(p for p in board.pairs if (p.a, p.b) == ("s0", "s1"))  # b = 7, c = 5
     assert pair.test == "mid-p McNemar"
-    assert pair.p == pytest.approx(2 * (stats.binom.cdf(5, 12, .5) - .5 * stats.binom.pmf(5, 12, .5)), rel=1e-12)
+    assert pair.pvalue == pytest.approx(2 * (stats.binom.cdf(5, 12, .5) - .5 * stats.binom.pmf(5, 12, .5)), rel=1e-12)
     assert leaderboard([board_run(_reference())]).pairs[0].test == "exact McNemar"  # the default is unchanged
     with pytest.raises(ArgumentError, match="`test`"):
         leaderboard([board_run(_reference())], test="no such test")

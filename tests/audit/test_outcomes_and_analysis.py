@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from sotacheck.audit.analysis import analyze
 from sotacheck.audit.importers.mapcoder import import_mapcoder
 from sotacheck.audit.intervals import clustered_pass_rate, pass_rate
 from sotacheck.audit.paired import mcnemar_exact
-from sotacheck.audit.sweeps import sweep_table
+from sotacheck.audit.sweeps import SweepRow, sweep_table
 from sotacheck.core.rundir import Run, load_run, normalise
 from tests.sotacheck_command import SOTACHECK
 
@@ -54,7 +55,7 @@ def test_paired_table_mapcoder_vs_baselines(mapcoder_run) -> None:
     assert (table["Analogical"].b_count, table["Analogical"].c_count) == (9, 37)
     # Holm, explicitly: smallest p times 3, then max(prev, p * 2), ...
     ps = sorted(c.pvalue for c in table.values())
-    assert min(c.pvalue_holm for c in table.values()) == pytest.approx(3 * ps[0], rel=1e-12)
+    assert min(c.pvalue_adjusted for c in table.values()) == pytest.approx(3 * ps[0], rel=1e-12)
     mapcoder = next(a for a in result.arms if a.arm == "MapCoder-5-5")
     ci = pass_rate(132, 164).confidence_interval()
     assert (mapcoder.ci_low, mapcoder.ci_high) == (pytest.approx(ci.low), pytest.approx(ci.high))
@@ -70,9 +71,22 @@ def test_ablation_sweep_against_k5_t5(data_dir) -> None:
     assert set(rows) == {(3, 0), (3, 3), (3, 5), (5, 0), (5, 3), (5, 5)}  # typed, from the param.* columns
     assert rows[(5, 5)].is_default and rows[(5, 5)].pvalue is None
     assert rows[(3, 0)].pass_rate == pytest.approx(103 / 164)
-    holm_ps = [r.pvalue_holm for r in sweep.rows if r.pvalue_holm is not None]
+    holm_ps = [r.pvalue_adjusted for r in sweep.rows if r.pvalue_adjusted is not None]
     raw_ps = [r.pvalue for r in sweep.rows if r.pvalue is not None]
     assert all(h >= p for h, p in zip(holm_ps, raw_ps, strict=True)) and len(holm_ps) == 5
+
+
+def test_the_old_name_of_the_adjusted_p_still_reads_for_a_release(mapcoder_run) -> None:
+    comparison = analyze([mapcoder_run], baseline="MapCoder-5-5").comparisons[0]
+    with pytest.warns(DeprecationWarning, match=r"^Comparison\.pvalue_holm is deprecated: it was renamed "
+                                                r"Comparison\.pvalue_adjusted"):
+        assert comparison.pvalue_holm == comparison.pvalue_adjusted
+    row = SweepRow("a", {}, False, 1, 1.0, 0.0, 1.0, None, None, 0.5, 1, 0, 0.25, 0.5)
+    with pytest.warns(DeprecationWarning, match=r"^SweepRow\.pvalue_holm is deprecated"):
+        assert row.pvalue_holm == row.pvalue_adjusted == 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name does not warn
+        assert comparison.pvalue_adjusted >= comparison.pvalue
 
 
 def _cells(arm: str, problems: list[str], passed: list[object], repeat: int = 0) -> list[dict[str, object]]:
@@ -154,7 +168,9 @@ def test_cli_analyze_json_keys(mapcoder_run) -> None:
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert {"arm", "n", "pass_rate", "ci_low", "ci_high"} <= set(report["arms"][0])
-    assert {"a", "b", "diff", "b_count", "c_count", "pvalue", "pvalue_holm"} <= set(report["comparisons"][0])
+    assert {"a", "b", "diff", "b_count", "c_count", "pvalue", "pvalue_adjusted"} <= set(report["comparisons"][0])
+    # the old key (#47) for one release, the same value (docs/statistics.md)
+    assert all(c["pvalue_holm"] == c["pvalue_adjusted"] for c in report["comparisons"])
     assert len(report["comparisons"]) == 3 and all(c["b"] == "CoT" for c in report["comparisons"])
 
 

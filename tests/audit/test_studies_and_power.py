@@ -91,7 +91,7 @@ def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> 
         family = [c for c in result.comparisons if c.family == study.study.id]
         if family:
             expected = multipletests([c.pvalue for c in family], method="holm")[1]
-            assert [c.pvalue_holm for c in family] == pytest.approx(list(expected), rel=1e-12)
+            assert [c.pvalue_adjusted for c in family] == pytest.approx(list(expected), rel=1e-12)
 
 
 @pytest.mark.slow  # make test-all (the fast tier stays under 5 minutes)
@@ -101,7 +101,7 @@ def test_a_comparison_across_studies_only_by_name_and_labelled(every_run) -> Non
     assert len(requested) == 1 and " vs " in requested[0].study
     assert requested[0].notes[0].startswith("across studies, asked for by name")
     assert "model ChatGPT vs qwen2.5-coder-0.5b-instruct-q4_k_m" in requested[0].notes[0]
-    assert requested[0].pvalue_holm == requested[0].pvalue  # a family of one
+    assert requested[0].pvalue_adjusted == requested[0].pvalue  # a family of one
     with pytest.raises(ValueError, match="compare: no arm 'nope'"):
         analyze(every_run, n_resamples=200, compare=[("nope", "direct")])
 

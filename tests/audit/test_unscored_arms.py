@@ -56,7 +56,7 @@ def test_the_arm_is_unscored_and_the_rest_unchanged(with_broken) -> None:
         assert (arm.ci_low, arm.ci_high) == pytest.approx(proportion_confint(k, N, method="wilson"), abs=1e-9)
     # one comparison in the Holm family (method vs direct), so Holm leaves its p as it is
     assert [(c.a, c.b) for c in result.comparisons] == [("method", "direct")]
-    assert result.comparisons[0].pvalue_holm == result.comparisons[0].pvalue
+    assert result.comparisons[0].pvalue_adjusted == result.comparisons[0].pvalue
     assert [(n.a, n.b, n.family, n.asked_for) for n in result.not_compared] == [("broken", "direct", "S1", False)]
     assert result.not_compared[0].reason == f"broken: all {N} cells are errors"
     assert "1 more without any complete result (broken)" in study_findings(result, result.studies[0])
@@ -142,7 +142,7 @@ def test_a_sweep_setting_without_results_gets_no_row() -> None:
     assert [r.arm for r in sweep.rows] == ["pycapsule[max_attempts=0]", "pycapsule[max_attempts=1]"]
     assert [u.arm for u in sweep.unscored] == ["pycapsule[max_attempts=2]"]
     assert [(n.a, n.b) for n in sweep.not_compared] == [("pycapsule[max_attempts=2]", "pycapsule[max_attempts=0]")]
-    assert sweep.rows[1].pvalue_holm == sweep.rows[1].pvalue  # one comparison in the family
+    assert sweep.rows[1].pvalue_adjusted == sweep.rows[1].pvalue  # one comparison in the family
     broken_default = sweep_table(table, "humaneval", "pycapsule[max_attempts=2]", n_resamples=200)
     assert all(r.diff is None for r in broken_default.rows) and len(broken_default.not_compared) == 2
 

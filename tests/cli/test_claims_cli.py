@@ -39,9 +39,15 @@ def test_compare_json_is_the_claims_verdict() -> None:
     verdict = json.loads(done.stdout)
     assert (verdict["verdict"], verdict["deciding_check"]) == ("unverifiable from what was published",
                                                                "paired-reconstruction")
-    assert verdict["pvalue"] is None and verdict["p_range"][0] == pytest.approx(2 * 2.0**-12, rel=1e-12)
+    assert verdict["pvalue"] is None and verdict["pvalue_range"][0] == pytest.approx(2 * 2.0**-12, rel=1e-12)
     assert {c["name"] for c in verdict["checks"]} >= {"paired-reconstruction", "two-proportions", "margin-vs-single",
                                                       "minimum-detectable-difference"}
+    # the old keys (#47) for one release, beside the new ones with the same values (docs/claims.md)
+    assert verdict["p_range"] == verdict["pvalue_range"]
+    paired = next(c["numbers"] for c in verdict["checks"] if c["name"] == "paired-reconstruction")
+    assert (paired["p_range"], paired["p_high_seen"]) == (paired["pvalue_range"], paired["pvalue_high_seen"])
+    runs = next(c["numbers"] for c in verdict["checks"] if c["name"] == "margin-vs-single")
+    assert runs["p_if_sd"] == runs["pvalue_if_sd"]
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -136,7 +142,7 @@ def test_a_nan_written_as_yaml_is_one_line_exit_2() -> None:
 def test_fractions_are_read_as_such_only_when_asked() -> None:
     as_fractions = json.loads(_run("compare", "0.951", "0.939", "--n", "164", "--unit", "fraction", "--json").stdout)
     as_percent = json.loads(_run("compare", "95.1", "93.9", "--n", "164", "--json").stdout)
-    assert as_fractions["p_range"] == as_percent["p_range"] and as_fractions["verdict"] == as_percent["verdict"]
+    assert as_fractions["pvalue_range"] == as_percent["pvalue_range"] and as_fractions["verdict"] == as_percent["verdict"]
     tiny = _run("compare", "0.951", "0.939", "--n", "164", "--unit", "percent")
     assert tiny.returncode == 0 and tiny.stdout.startswith("NOT SIGNIFICANT")
 

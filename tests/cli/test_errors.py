@@ -85,12 +85,12 @@ def test_an_error_names_the_parameter_to_python_and_the_flag_on_the_command_line
         sotacheck.import_logs("csv", path=table, out=tmp_path / "api", arm="x", dataset="humaneval")
     assert str(caught.value).startswith("`arm` names one system, but ") and caught.value.parameters == ("arm",)
     with pytest.raises(UsageError) as caught:
-        sotacheck.import_logs("csv", path=table, out=tmp_path / "api", samples=10, dataset="humaneval")
-    assert str(caught.value).startswith("`samples` gives the sample count of a fraction column without a `samples` "
-                                        "column"), caught.value
+        sotacheck.import_logs("csv", path=table, out=tmp_path / "api", sample_count=10, dataset="humaneval")
+    assert str(caught.value).startswith("`sample_count` gives the sample count of a fraction column without a "
+                                        "`samples` column"), caught.value
     for args, said in ((["--arm", "x"], "sotacheck: error: --arm names one system, but "),
-                       (["--samples", "10"], "sotacheck: error: --samples N gives the sample count of a fraction "
-                                             "column without a `samples` column")):
+                       (["--sample-count", "10"], "sotacheck: error: --sample-count N gives the sample count of a "
+                                                  "fraction column without a `samples` column")):
         with pytest.raises(SystemExit) as ended:
             cli_main.main(["import", "csv", str(table), "--out", str(tmp_path / "cli"), "--dataset", "humaneval", *args])
         assert ended.value.code == 2

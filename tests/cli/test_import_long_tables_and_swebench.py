@@ -134,5 +134,33 @@ def test_runs_of_several_models_keep_distinct_arms(tmp_path: Path) -> None:
     combined = pd.concat([run.outcomes for run in runs])
     assert sorted(set(combined["arm"])) == ["model-0", "model-1"]
     assert combined.duplicated(["arm", "dataset", "problem", "repeat"]).sum() == 0
-    with pytest.raises(UsageError, match="--samples: not an option of import kind 'evalplus'"):
-        api.import_logs("evalplus", path=files[0], out=tmp_path / "x", samples=3)
+    with pytest.raises(UsageError, match="--sample-count: not an option of import kind 'evalplus'"):
+        api.import_logs("evalplus", path=files[0], out=tmp_path / "x", sample_count=3)
+
+
+def test_the_old_spelling_of_the_sample_count_still_works_for_a_release(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``import --samples N`` (a count; ``judge --samples`` is a file) was renamed ``--sample-count N`` (#47): the old
+    flag still sets it, hidden from --help, with one line on standard error; ``import_logs(samples=)`` warns."""
+    import warnings
+
+    table = tmp_path / "t.csv"
+    table.write_text("model,problem,pass@1\na,p,0.3\nb,p,0.5\n")
+    given = (str(table), "--dataset", "humaneval")
+    code, _, err = _cli(capsys, "csv", *given, "--out", str(tmp_path / "old"), "--samples", "10")
+    assert code == 0 and err == ("sotacheck: --samples is deprecated, use --sample-count (the old spelling goes in "
+                                 "the next release)\n")
+    code, _, err = _cli(capsys, "csv", *given, "--out", str(tmp_path / "new"), "--sample-count", "10")
+    assert code == 0 and err == ""
+    old, new = (api.load_run(tmp_path / name).outcomes for name in ("old", "new"))
+    assert len(old) == len(new) == 20 and old["passed"].tolist() == new["passed"].tolist()
+    code, out, _ = _cli(capsys, "--help")
+    assert code == 0 and "--sample-count" in out and "--samples" not in out  # hidden
+    with pytest.warns(DeprecationWarning, match=r"import_logs\(samples=\.\.\.\) is deprecated: it was renamed "
+                                                r"sample_count=\.\.\."):
+        run, _ = api.import_logs("csv", path=table, out=tmp_path / "api", dataset="humaneval",
+                                 samples=10)  # type: ignore[call-arg]
+    assert len(run.outcomes) == 20
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new name does not warn
+        api.import_logs("csv", path=table, out=tmp_path / "api2", dataset="humaneval", sample_count=10)

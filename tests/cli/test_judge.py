@@ -165,7 +165,7 @@ def test_flaky_problems_are_those_whose_statuses_differ() -> None:
 
 @pytest.mark.slow  # ~6-10 s; `make test-all` runs it (the fast tier keeps cheaper cases of the class)
 def test_audit_tests_lists_weak_tests_with_the_program_that_passed(data_dir) -> None:
-    done = run("judge", "--dataset", "humaneval", "--audit-tests", "--json", data_dir=data_dir)
+    done = run("judge", "--dataset", "humaneval", "--suspect-tests", "--json", data_dir=data_dir)
     assert done.returncode == 0, done.stderr
     audit = json.loads(done.stdout)
     assert audit["problems"] == 164 and audit["programs_run"] > 164 * 14
@@ -331,3 +331,44 @@ def test_judge_without_run_out_imports_no_pandas(data_dir) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "sotacheck.cli.main" in imported and "pandas" not in imported
+
+
+@pytest.mark.parametrize("command", ["judge", "leaderboard"])
+def test_the_old_spelling_audit_tests_still_works_for_a_release(command: str, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """``--audit-tests`` was renamed ``--suspect-tests`` (#47: "audit" is the package, not a verb): the old flag still
+    asks for the suspect tests, hidden from --help, with one line on standard error."""
+    from types import SimpleNamespace
+
+    from sotacheck import api
+    from sotacheck.cli.main import main
+
+    asked: list[str] = []
+
+    def found(dataset: str, **_: object) -> SimpleNamespace:
+        asked.append(dataset)
+        return SimpleNamespace(dataset=dataset, problems=1, programs_run=1, suspects=[], as_dict=lambda: {})
+
+    monkeypatch.setattr(api, "find_suspect_tests", found)
+    monkeypatch.setattr(api, "judge", lambda *a, **k: pytest.fail("judged code instead of the tests"))
+
+    def cli(*args: str) -> tuple[int, str, str]:
+        with pytest.raises(SystemExit) as done:
+            main([*args])
+        captured = capsys.readouterr()
+        return int(done.value.code or 0), captured.out, captured.err
+
+    if command == "judge":
+        code, _, err = cli("judge", "--dataset", "humaneval", "--audit-tests")
+        assert code == 0 and asked == ["humaneval"], err
+        assert err == "sotacheck: --audit-tests is deprecated, use --suspect-tests (the old spelling goes in the next release)\n"
+        code, _, err = cli("judge", "--dataset", "humaneval", "--suspect-tests")
+        assert code == 0 and asked == ["humaneval"] * 2 and err == ""
+    code, out, _ = cli(command, "--help")
+    assert code == 0 and "--suspect-tests" in out and "--audit-tests" not in out  # hidden
+    if command == "leaderboard":
+        from sotacheck.cli.leaderboard import leaderboard
+
+        names = {name for param in leaderboard.params for name in param.opts}
+        assert {"--suspect-tests", "--audit-tests"} <= names

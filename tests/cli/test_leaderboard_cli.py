@@ -149,4 +149,4 @@ def test_no_library_warning_on_bundled_data_or_a_board_without_differences(
             code, out, err = _cli(["leaderboard", str(tmp_path / name), "--json"], capsys)
         assert code == 0 and not caught and "Warning" not in err, (name, [str(w.message) for w in caught], err)
     omnibus = json.loads(out)["omnibus"]
-    assert (omnibus["statistic"], omnibus["p"]) == (0.0, 1.0)
+    assert (omnibus["statistic"], omnibus["pvalue"]) == (0.0, 1.0)

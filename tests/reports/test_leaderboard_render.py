@@ -157,7 +157,7 @@ def test_csv_and_markdown_carry_every_system(board60) -> None:
         assert (row["top_group"], row["best_set"]) == (str(s.in_top_group).lower(), str(s.in_best_set).lower())
     pairs = read_csv(render_leaderboard_table(board60, "csv", pairs=True))
     assert len(pairs) == 1770 == len(board60.pairs)
-    assert [float(r["p (Holm)"]) for r in pairs] == pytest.approx([p.p_adjusted for p in board60.pairs], rel=5e-3)
+    assert [float(r["p (Holm)"]) for r in pairs] == pytest.approx([p.pvalue_adjusted for p in board60.pairs], rel=5e-3)
     html = MarkdownIt("commonmark").enable("table").render(render_leaderboard_table(board60, "markdown"))
     assert html.count("<tr>") == 61 and html.count("<strong>") == 6 * len(board60.top_group)
     with pytest.raises(ArgumentError, match="html"):

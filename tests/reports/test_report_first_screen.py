@@ -72,7 +72,7 @@ def test_readable_at_sixty_arms() -> None:
     run = Run(None, normalise(pd.DataFrame(rows), "sixty"), {"name": "sixty"})
     model = build_model(report_inputs([run], baseline="method-59"))
     (section,) = model.studies
-    significant = sum(c.pvalue_holm < 0.05 for c in section.analysis.comparisons)
+    significant = sum(c.pvalue_adjusted < 0.05 for c in section.analysis.comparisons)
     assert significant > 5
     assert section.findings.count(" pp (Holm p = ") == 5
     assert f"and {significant - 5} more (the comparison table lists them)" in section.findings

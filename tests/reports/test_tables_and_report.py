@@ -43,7 +43,7 @@ def test_table_numbers_equal_analyze_json(mapcoder_run) -> None:
         row = paired[paired["Arm"] == comparison["a"]].iloc[0]
         assert (row["b"], row["c"]) == (comparison["b_count"], comparison["c_count"])
         assert float(row["p"]) == pytest.approx(comparison["pvalue"], rel=5e-3)
-        assert float(row["p (Holm)"]) == pytest.approx(comparison["pvalue_holm"], rel=5e-3)
+        assert float(row["p (Holm)"]) == pytest.approx(comparison["pvalue_adjusted"], rel=5e-3)
         assert float(row["Diff (pp)"]) == pytest.approx(100 * comparison["diff"], abs=0.05)
 
 

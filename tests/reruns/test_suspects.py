@@ -1,4 +1,4 @@
-"""``judge --audit-tests`` (``reruns/suspects.py``) on problems whose weak tests issue #33 found by hand, and on
+"""``judge --suspect-tests`` (``reruns/suspects.py``) on problems whose weak tests issue #33 found by hand, and on
 problems whose tests are sound: each hand-found case is flagged with the kind of program that passed, the
 sound ones are not; and on BigCodeBench-shaped unittest tasks (``tests/fixtures/bigcodebench-suspects``), judged by
 the unittest judge in BigCodeBench's environment where it is built. Runs the real judge."""

@@ -86,8 +86,8 @@ def test_a_new_format_imports_end_to_end(grades_kind: str, tmp_path: Path, capsy
     assert run.manifest.source == "grades" and run.outcomes["passed"].sum() == 3
     code, _, err = _cli(capsys, "import", "evalplus", str(first), "--out", str(tmp_path / "c"))
     assert code == 2 and "it looks like 'grades' input: `sotacheck import grades ...`" in err, err
-    code, _, err = _cli(capsys, "import", grades_kind, str(first), "--out", str(tmp_path / "c"), "--samples", "2")
-    assert code == 2 and "--samples: not an option of import kind 'grades'" in err
+    code, _, err = _cli(capsys, "import", grades_kind, str(first), "--out", str(tmp_path / "c"), "--sample-count", "2")
+    assert code == 2 and "--sample-count: not an option of import kind 'grades'" in err
     table = sotacheck.analyze([tmp_path / "a", tmp_path / "b"], resamples=100)
     assert table is not None
 
@@ -115,7 +115,7 @@ def test_every_builtin_importer_keeps_the_protocol() -> None:
         importer = IMPORTERS.get(name)
         assert isinstance(importer, Importer) and importer.name == name
         assert importer.reads == IMPORTERS.descriptions()[name]
-        assert importer.accepts <= {"arm", "dataset", "samples", "instances"}
+        assert importer.accepts <= {"arm", "dataset", "sample_count", "instances"}
     assert {"csv", "jsonl", "parquet", "table", "swebench", "evalplus", "bigcodebench", "lm-eval", "inspect"} <= set(kind_names())
 
 

@@ -66,7 +66,7 @@ def test_n_passed_of_n_samples_and_fractions_give_the_same_table(tmp_path: Path)
     named = source.rename(columns={"passed": "n_passed", "samples": "n_samples"})
     pd.testing.assert_frame_equal(import_table(_write(named, tmp_path / "n.csv"), dataset="he")[0], counts)
     fraction = source.assign(**{"pass@1": source["passed"] / source["samples"]}).drop(columns=["passed", "samples"])
-    by_option = import_table(_write(fraction, tmp_path / "f.csv"), dataset="he", samples=5)[0]
+    by_option = import_table(_write(fraction, tmp_path / "f.csv"), dataset="he", sample_count=5)[0]
     pd.testing.assert_frame_equal(by_option, counts)
     with_column = fraction.assign(samples=5).rename(columns={"pass@1": "pass_rate"})
     pd.testing.assert_frame_equal(import_table(_write(with_column, tmp_path / "g.jsonl"), dataset="he")[0], counts)
@@ -98,14 +98,14 @@ def test_arm_renames_a_table_of_one_system(tmp_path: Path) -> None:
     ({"model": ["a", "a"], "problem": ["p", "p"], "passed": [1, 0]}, {},
      r"t\.csv:3: system 'a' has problem 'p' twice \(first at line 2\)"),
     ({"model": ["a"], "problem": ["p"], "pass@1": [0.3]}, {},
-     r"t\.csv: fractions in `pass@1` without a sample count; give it as a `samples` column or as `samples`"),
+     r"t\.csv: fractions in `pass@1` without a sample count; give it as a `samples` column or as `sample_count`"),
     ({"model": ["a", "b"], "problem": ["p", "p"], "passed": [2, 6], "samples": [5, 5]}, {},
      r"t\.csv:3: `passed` is 6, more than `samples` \(5\)"),
     ({"model": ["a"], "problem": ["p"], "passed": [-1], "samples": [5]}, {},
      r"t\.csv:2: column `passed` is -1, not a whole number ≥ 0"),
-    ({"model": ["a", "b"], "problem": ["p", "p"], "score": [0.2, 0.15]}, {"samples": 10},
+    ({"model": ["a", "b"], "problem": ["p", "p"], "score": [0.2, 0.15]}, {"sample_count": 10},
      r"t\.csv:3: column `score` is 0.15, not k/10 for a whole k"),
-    ({"model": ["a"], "problem": ["p"], "fraction": [45.0]}, {"samples": 10},
+    ({"model": ["a"], "problem": ["p"], "fraction": [45.0]}, {"sample_count": 10},
      r"t\.csv:2: column `fraction` is 45.0, outside \[0, 1\] \(a percentage\?"),
     ({"model": ["a", "b"], "problem": ["p", "p"], "passed": [1, 2], "samples": ["5", "ten"]}, {},
      r"t\.csv:3: column `samples` is 'ten', not a whole number"),
@@ -131,8 +131,8 @@ def test_bad_tables_are_one_line_naming_file_and_row(tmp_path: Path, frame: dict
 
 def test_options_that_do_not_apply_are_usage_errors(tmp_path: Path) -> None:
     counts = _write(pd.DataFrame({"model": ["a"], "problem": ["p"], "passed": [1], "samples": [2]}), tmp_path / "c.csv")
-    with pytest.raises(UsageError, match="`samples` gives the sample count of a fraction column"):
-        import_table(counts, dataset="d", samples=3)
+    with pytest.raises(UsageError, match="`sample_count` gives the sample count of a fraction column"):
+        import_table(counts, dataset="d", sample_count=3)
     with_dataset = _write(pd.DataFrame({"model": ["a"], "dataset": ["x"], "problem": ["p"], "passed": [1]}),
                           tmp_path / "d.csv")
     with pytest.raises(UsageError, match=r"`dataset`: .* has a `dataset` column"):

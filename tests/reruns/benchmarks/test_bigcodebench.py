@@ -94,13 +94,13 @@ def test_a_judge_report_leaves_environment_out_of_the_rate_and_breaks_down_by_li
     from sotacheck.reruns.benchmarks.problem import Dataset
     from sotacheck.reruns.judging import JudgeReport
     from sotacheck.reruns.sandbox.result import ExecutionResult
-    from sotacheck.reruns.sandbox.submission import Verdict
+    from sotacheck.reruns.sandbox.submission import JudgedSubmission
 
     full = load_bigcodebench()
     problems = full.problems[:3]
     dataset = Dataset(full.name, problems, full.sources)
     statuses = ("passed", "failed", "environment")
-    report = JudgeReport(dataset, tuple(Verdict(p.id, dataset.content_hash, ExecutionResult(s))  # type: ignore[arg-type]
+    report = JudgeReport(dataset, tuple(JudgedSubmission(p.id, dataset.content_hash, ExecutionResult(s))  # type: ignore[arg-type]
                                         for p, s in zip(problems, statuses, strict=True)), None)
     assert report.judged == 2 and report.pass_rate == 0.5
     as_dict = report.as_dict()

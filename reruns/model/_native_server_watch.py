@@ -1,8 +1,9 @@
 """The embedded model's ``llama-server`` process, watched: runs the binary given on the command line as a child,
 passes SIGTERM on to it, and kills it once the process that started this one is gone (killed with SIGKILL, say),
-so a native server never holds both cores for ever. Run as ``python -P -m sotacheck.reruns.model._native_server
-BINARY ARGS...`` by ``local.LocalServer``: a child process's module, hence the leading underscore
-(docs/design.md, "One meaning per name")."""
+so a native server never holds both cores for ever. Run as ``python -P -m
+sotacheck.reruns.model._native_server_watch BINARY ARGS...`` by ``local.LocalServer``: a child process's module,
+hence the leading underscore (docs/design.md, "One meaning per name"); the engine itself, its settings and its
+start, is ``native_server``."""
 
 from __future__ import annotations
 
