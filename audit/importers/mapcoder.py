@@ -78,10 +78,13 @@ def _token_sum(value: Any) -> int | None:
     return int(value)
 
 
-def _mapcoder_problem(dataset: str, task_id: object, seen: Counter[str]) -> str:
-    """A row's problem id: the task id; for APPS (its numeric id, and rows that repeat an earlier one, which
-    MapCoder's selection has) the loader's ``APPS/<id>``, ``APPS/<id>#2``..."""
-    if dataset not in ("apps", "apps-execeval"):
+def _mapcoder_problem(task_id: object, seen: Counter[str]) -> str:
+    """A row's problem id: the task id as written. MapCoder writes an integer id for one benchmark only, APPS
+    (its problems' numbers; the others' ids are strings: ``HumanEval/0``, ``mbpp_3_is_not_prime``, a hash for
+    xCodeEval), and its APPS selection repeats some: an integer id is named as sotacheck's APPS loaders name
+    the problem, ``APPS/<id>``, and a repeat ``APPS/<id>#2``... A fact of MapCoder's format, read from the row
+    whatever ``--dataset`` says (so no dataset's name is compared)."""
+    if type(task_id) is not int:
         return str(task_id)
     seen[str(task_id)] += 1
     return f"APPS/{task_id}" + (f"#{seen[str(task_id)]}" if seen[str(task_id)] > 1 else "")
@@ -114,7 +117,7 @@ def import_mapcoder(path: str | Path, dataset: str | None = None) -> tuple[pd.Da
             if task_id is None or "is_solved" not in row:
                 raise OutcomeError(f"{file}:{number}: needs fields `task_id` (or `name`) and `is_solved`")
             solved = as_bool(row["is_solved"], f"{file}:{number}: field `is_solved`")
-            rows.append({**identity, "dataset": data, "problem": _mapcoder_problem(data, task_id, seen),
+            rows.append({**identity, "dataset": data, "problem": _mapcoder_problem(task_id, seen),
                          "repeat": 0,
                          "passed": solved, "status": "error" if solved is None else None,
                          "calls": row.get("api_calls"), "prompt_tokens": _token_sum(row.get("prompt_tokens")),

@@ -120,15 +120,15 @@ def test_the_judge_compares_outputs_by_the_rules_on_the_card(
     assert f"{name}: {passed}" in out and f"outputs compared by the {rules} rules" in out, out + err
 
 
-def test_no_module_of_the_judge_the_loaders_or_the_authors_code_tests_a_dataset_name() -> None:
+def test_no_module_of_the_judge_the_loaders_the_authors_code_or_the_importers_tests_a_dataset_name() -> None:
     """Benchmark facts live on the card (``Benchmark``): the sandbox, the benchmarks' loaders (APPS's reads its
-    output rules there) and the runner of the authors' code read it and never compare a dataset's name with a
-    string."""
+    output rules there), the runner of the authors' code and the importers (MapCoder's reads APPS's numeric ids
+    from the row) never compare a dataset's name with a string."""
     import re
 
     root = Path(__file__).resolve().parents[3]
     pattern = re.compile(r"""dataset\s*(==|!=|\bin\b|\bnot in\b)\s*[("'{\[]""")
-    folders = ("reruns/sandbox", "reruns/benchmarks", "reruns/original")
+    folders = ("reruns/sandbox", "reruns/benchmarks", "reruns/original", "audit/importers")
     found = [f"{path.relative_to(root)}:{number}: {line.strip()}"
              for folder in folders for path in sorted((root / folder).rglob("*.py"))
              for number, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
