@@ -64,7 +64,7 @@ _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _MACHINERY: _unittest_seal.Watched | None = None
-_PRISTINE: dict[str, tuple[Any, type]] = {}  # every module this process loaded, and its type
+_PRISTINE: tuple[tuple[str, Any, type], ...] = ()  # every module this process loaded, and its type
 _PR_SET_PDEATHSIG = 1
 _JAIL: _unittest_jail.Plan | None = None  # as root: each task's process in a root of its own, as _UID
 _UID: int | None = None
@@ -313,7 +313,7 @@ def main(argv: list[str]) -> None:
             pass
     del unittest
     global _PRISTINE
-    _PRISTINE = {name: (module, type(module)) for name, module in sys.modules.items() if name != "__main__"}
+    _PRISTINE = tuple((name, module, type(module)) for name, module in sys.modules.items() if name != "__main__")
     out = sys.stdout.buffer
     out.write(b'{"ready": true}\n')
     out.flush()
