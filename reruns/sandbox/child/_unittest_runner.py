@@ -18,7 +18,8 @@ test methods share the child, as they share one process in BigCodeBench's own ev
    from the runner's own frame (``_unittest_seal.run_tests``'s), never from a frame the program made. It also
    refuses what would let the program reach the hook or rewrite a frame: trace and profile functions, further
    audit hooks, ``gc``'s object walks, ``ctypes`` reads of raw memory and symbols of the interpreter,
-   ``/proc/*/mem``, replacing a function's code;
+   ``/proc/*/mem``, replacing a function's code or the defaults of the judge's own functions (they hold every
+   name they read once the program runs, so rebinding the seal's globals through a frame changes nothing);
 3. it runs the program and then the test module in one module ``__test__`` (BigCodeBench's own order and
    namespace, so ``@patch(__name__ + '.randint')`` works), after putting back the standard ``unittest`` modules
    in ``sys.modules`` if the program swapped them;
