@@ -140,7 +140,7 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
     _limit(resource, resource.RLIMIT_CPU, int(limits["task_timeout_s"]) + 2)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _unittest_seal.run_tests(job, first, report_fd, nonce_fd)
+    _unittest_seal.run_in_a_thread(job, first, report_fd, nonce_fd, limits["stack_mb"] * 1024 * 1024)
 
 
 def _kill_children() -> None:

@@ -6,7 +6,9 @@ runner itself but :func:`machinery` (the pristine snapshot, taken before any for
 
 from __future__ import annotations
 
+import _thread
 import ctypes
+import gc
 import json
 import os
 import sys
@@ -21,7 +23,7 @@ _MACHINERY_PREFIXES = ("unittest", "numpy.testing", "pandas.testing", "pandas._t
 # Audit events refused once sealed: each would reach the hook's closure or rewrite a running frame.
 # (``gc.get_referents`` stays allowed: nothing the program can hold refers to the hook; pandas and others use it.)
 _REFUSED = frozenset(("sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
-                      "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata"))
+                      "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata", "sys._current_frames"))
 # Symbols that would reach the interpreter's state or raw memory behind the hook's back: the interpreter's own
 # (a prefix), and libc's memory copies, file reads and raw system calls (exact names: threadpoolctl, which
 # scikit-learn loads, looks up ``openblas_get_num_threads`` and the like). BigCodeBench's ctypes tasks only load a
@@ -31,7 +33,10 @@ _REFUSED_SYMBOLS = frozenset((
     "memcpy", "memmove", "memccpy", "mempcpy", "bcopy", "strcpy", "strncpy", "stpcpy", "stpncpy", "strdup", "strndup",
     "wmemcpy", "wmemmove", "wcscpy", "wcsncpy", "wcsdup", "open", "open64", "openat", "openat64", "read", "pread",
     "pread64", "readv", "preadv", "preadv2", "syscall", "dlsym", "dlvsym", "dlopen", "mmap", "mmap64", "mprotect",
-    "fopen", "fopen64", "fread", "prctl"))  # prctl: PR_SET_DUMPABLE would open /proc/self/mem to the process
+    "fopen", "fopen64", "fread", "prctl",  # prctl: PR_SET_DUMPABLE would open /proc/self/mem to the process
+    # a C signal handler calling back into Python would run the program at any instruction, a hook's included
+    "signal", "sigaction", "__sigaction", "__libc_sigaction", "sigset", "bsd_signal", "sysv_signal", "__sysv_signal",
+    "ssignal", "sigvec"))
 _PROC_FILES = frozenset(("mem", "pagemap", "environ"))
 _ALLOWED_SYMBOLS = frozenset(("_Py_HashSecret",))  # numba reads it when imported
 _REFUSED_ATTRIBUTES = frozenset(("__code__",))
@@ -138,10 +143,19 @@ def _changed(watched: Watched, type: Any = type, vars: Any = vars, len: Any = le
 
 
 def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int, judge: tuple[Any, ...]) -> None:
-    """Install the audit hook that holds the nonce and the report pipe (module docstring, step 2); it writes one
-    record per test method, in order from ``first``, each a line ``nonce pid index verdict-json``. ``judge``: the
-    functions whose defaults the hook keeps anyone from replacing. Everything the hook reads is in its closure,
-    bound now: the program can rebind this module's globals through a frame, but never reaches the hook."""
+    """Install the two audit hooks (they cannot be removed; module docstring, step 2). The *refusing* hook refuses
+    what would reach the judge or rewrite a running frame, and holds no secret. The *reporting* hook alone holds
+    the nonce and the report pipe; it writes one record per test method, in order from ``first``, each a line
+    ``nonce pid index verdict-json``, only when asked from ``main_frame``. ``judge``: the functions whose defaults
+    the refusing hook keeps anyone from replacing. Everything either reads is in its closure, bound now: the
+    program can rebind this module's globals through a frame, but never reaches a hook.
+
+    No program code can run while the reporting hook's frame, which shows the nonce, is on a stack: it returns at
+    once for any other event, allocating nothing; for a report it turns the collector off (no ``gc.callbacks``,
+    no finalizer of the program's runs on this thread meanwhile) and, while it writes, the refusing hook refuses
+    every way to a frame on this thread; the tests run on a thread of their own (:func:`run_in_a_thread`), where
+    the program cannot install a signal handler (whose frame argument would be whatever frame ran); and no thread
+    reads another's frames (``sys._current_frames`` is refused)."""
     nonce = b""
     while len(nonce) < NONCE_BYTES:
         chunk = os.read(nonce_fd, NONCE_BYTES - len(nonce))
@@ -152,12 +166,16 @@ def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int
     hex_nonce = nonce.hex()
     del nonce
     expected = [first]  # the index of the one report the runner's frame may write next
-    getframe, write, exit_now, getpid, stat = sys._getframe, os.write, os._exit, os.getpid, os.stat
+    writing: set[int] = set()  # the thread writing a report, if any
+    getframe, write, exit_now, getpid, stat, get_ident = (sys._getframe, os.write, os._exit, os.getpid, os.stat,
+                                                          _thread.get_ident)
+    gc_enabled, gc_enable, gc_disable = gc.isenabled, gc.enable, gc.disable
     encode = _ENCODE  # the C encoder, captured now: json's module globals are the program's to rebind
     report_event, refused, sealed, max_report = REPORT_EVENT, _REFUSED, Sealed, MAX_REPORT
     allowed_symbols, refused_symbols, refused_prefixes = _ALLOWED_SYMBOLS, _REFUSED_SYMBOLS, _REFUSED_PREFIXES
     raw_memory, refused_attributes, proc_files = _RAW_MEMORY, _REFUSED_ATTRIBUTES, _PROC_FILES
     frozen_attributes = frozenset(("__defaults__", "__kwdefaults__"))
+    to_a_frame = frozenset(("sys._getframe", "object.__getattr__", "gc.get_referents"))
     type_, len_, str_, int_, tuple_, bytes_, oserror = type, len, str, int, tuple, bytes, OSError
     # this process's own /proc files that expose its memory, by device and inode: a path that leads to one through a
     # link is refused as the path itself is, with no call into Python code (``os.path.realpath`` reads posixpath's
@@ -171,23 +189,11 @@ def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int
         inodes.append((found.st_dev, found.st_ino))
     proc_inodes = frozenset(inodes)
 
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == report_event:
-            if getframe(1) is not main_frame or len_(args) != 2 or type_(args[0]) is not int_ \
-                    or args[0] != expected[0]:
-                raise sealed("a report may only come from the runner")
-            expected[0] = expected[0] + 1
-            # the writer's pid: a copy the program forked holds the same nonce, but only the runner's own child counts
-            verdict = args[1]
-            if type_(verdict) is not tuple_:
-                raise sealed("a report is a verdict")
-            body = ", ".join([f"{encode(key)}: {encode(value)}" for key, value in verdict
-                              if type_(key) is str_ and type_(value) is str_])
-            payload = f"{hex_nonce} {getpid()} {args[0]} {{{body}}}\n".encode()
-            if len_(payload) > max_report:
-                exit_now(72)
-            write(report_fd, payload)
-            return
+    def refusing(event: str, args: tuple[Any, ...]) -> None:
+        # a report is being written on this thread: only the reporting hook's own look at its caller passes
+        if writing and get_ident() in writing and event in to_a_frame and \
+                (event != "sys._getframe" or len_(args) != 1 or args[0] is not main_frame):
+            raise sealed(f"the judge refuses {event} while it reports")
         if event in refused:
             raise sealed(f"the judge refuses {event}")
         if event == "ctypes.dlsym" and len_(args) > 1 and type_(args[1]) is str_ and args[1] not in allowed_symbols \
@@ -214,7 +220,35 @@ def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int
             if (found.st_dev, found.st_ino) in proc_inodes:
                 raise sealed(f"the judge refuses opening {path}")
 
-    sys.addaudithook(hook)
+    def reporting(event: str, args: tuple[Any, ...]) -> None:
+        if event != report_event:
+            return
+        me = get_ident()
+        was_enabled = gc_enabled()
+        gc_disable()
+        writing.add(me)
+        try:
+            if getframe(1) is not main_frame or len_(args) != 2 or type_(args[0]) is not int_ \
+                    or args[0] != expected[0]:
+                raise sealed("a report may only come from the runner")
+            expected[0] = expected[0] + 1
+            # the writer's pid: a copy the program forked holds the same nonce, but only the runner's own child counts
+            verdict = args[1]
+            if type_(verdict) is not tuple_:
+                raise sealed("a report is a verdict")
+            body = ", ".join([f"{encode(key)}: {encode(value)}" for key, value in verdict
+                              if type_(key) is str_ and type_(value) is str_])
+            payload = f"{hex_nonce} {getpid()} {args[0]} {{{body}}}\n".encode()
+            if len_(payload) > max_report:
+                exit_now(72)
+            write(report_fd, payload)
+        finally:
+            writing.discard(me)
+            if was_enabled:
+                gc_enable()
+
+    sys.addaudithook(reporting)
+    sys.addaudithook(refusing)  # last: once it is in, it refuses any further hook (silently: a RuntimeError)
 
 
 def _test_classes(cls: type, tuple: Any = tuple, getattr: Any = getattr) -> tuple[type, ...]:
@@ -395,6 +429,32 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
     exit_now(0)
 
 
+def run_in_a_thread(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, stack_bytes: int) -> None:
+    """:func:`run_tests` on a thread of its own (with the stack the task's limits give the process), this main
+    thread waiting until it ends the process: signal handlers are the main thread's alone, so the program, which
+    runs on the other, cannot install one (``signal.signal`` raises there), and no handler of its runs with a
+    frame of the judge's. An exception out of the tests' thread ends the process with status 70 (a crash)."""
+    try:
+        _thread.stack_size(stack_bytes)
+    except (ValueError, OverflowError):
+        pass
+    never = _thread.allocate_lock()
+    never.acquire()
+    _thread.start_new_thread(_tests_thread, (job, first, report_fd, nonce_fd))
+    try:
+        never.acquire()  # never released: the tests' thread ends the process (os._exit)
+    finally:
+        os._exit(70)
+
+
+def _tests_thread(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, exit_now: Any = os._exit,
+                  run_tests: Any = run_tests) -> None:
+    try:
+        run_tests(job, first, report_fd, nonce_fd)
+    finally:
+        exit_now(70)  # run_tests ends the process itself (status 0) after its last report
+
+
 # the functions whose defaults hold what they read once the program runs: the seal refuses replacing them
 _JUDGE_FUNCTIONS = (_insides, _space, _class_bindings, _changed, _test_classes, _marked, _message, _failure, _load,
-                    _retyped, _run_method, run_tests)
+                    _retyped, _run_method, run_tests, _tests_thread)
