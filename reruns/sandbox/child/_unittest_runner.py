@@ -12,10 +12,12 @@ test methods share the child, as they share one process in BigCodeBench's own ev
 
 1. the child puts itself in a session of its own, a fresh working and temporary directory, stdin/stdout/stderr on
    ``/dev/null`` and every other descriptor closed but two pipes: the *report* pipe and the *nonce* pipe;
-2. it installs the **seal** (``_unittest_seal.py``), an audit hook that can never be removed. The hook alone reads the
+2. it installs the **seal** (``_unittest_seal.py``), two audit hooks that can never be removed, and runs the rest on
+   a thread of its own (the program cannot install a signal handler there). The reporting hook alone reads the
    nonce (16 random bytes the parent writes after the fork, so they were never in any memory the child copied)
    and alone holds it; it writes one report per test method, ``nonce pid index verdict``, in order, only when asked
-   from the runner's own frame (``_unittest_seal.run_tests``'s), never from a frame the program made. It also
+   from the runner's own frame (``_unittest_seal.run_tests``'s), never from a frame the program made, with no
+   program code running while it does. The other hook
    refuses what would let the program reach the hook or rewrite a frame: trace and profile functions, further
    audit hooks, ``gc``'s object walks, ``ctypes`` reads of raw memory and symbols of the interpreter,
    ``/proc/*/mem``, replacing a function's code or the defaults of the judge's own functions (they hold every
