@@ -12,13 +12,16 @@ test methods share the child, as they share one process in BigCodeBench's own ev
 
 1. the child puts itself in a session of its own, a fresh working and temporary directory, stdin/stdout/stderr on
    ``/dev/null`` and every other descriptor closed but two pipes: the *report* pipe and the *nonce* pipe;
-2. it installs the **seal** (``_unittest_seal.py``), an audit hook that can never be removed. The hook alone reads the
+2. it installs the **seal** (``_unittest_seal.py``), two audit hooks that can never be removed, and runs the rest on
+   a thread of its own (the program cannot install a signal handler there). The reporting hook alone reads the
    nonce (16 random bytes the parent writes after the fork, so they were never in any memory the child copied)
    and alone holds it; it writes one report per test method, ``nonce pid index verdict``, in order, only when asked
-   from the runner's own frame (``_unittest_seal.run_tests``'s), never from a frame the program made. It also
+   from the runner's own frame (``_unittest_seal.run_tests``'s), never from a frame the program made, with no
+   program code running while it does. The other hook
    refuses what would let the program reach the hook or rewrite a frame: trace and profile functions, further
    audit hooks, ``gc``'s object walks, ``ctypes`` reads of raw memory and symbols of the interpreter,
-   ``/proc/*/mem``, replacing a function's code;
+   ``/proc/*/mem``, replacing a function's code or the defaults of the judge's own functions (they hold every
+   name they read once the program runs, so rebinding the seal's globals through a frame changes nothing);
 3. it runs the program and then the test module in one module ``__test__`` (BigCodeBench's own order and
    namespace, so ``@patch(__name__ + '.randint')`` works), after putting back the standard ``unittest`` modules
    in ``sys.modules`` if the program swapped them;
@@ -64,7 +67,7 @@ _PR_SET_CHILD_SUBREAPER, _PR_SET_DUMPABLE = 36, 4
 _CLONE_NEWNET, _SIOCSIFFLAGS, _IFF_UP_LOOPBACK_RUNNING = 0x40000000, 0x8914, 0x1 | 0x8 | 0x40
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _MACHINERY: _unittest_seal.Watched | None = None
-_PRISTINE: dict[str, tuple[Any, type]] = {}  # every module this process loaded, and its type
+_PRISTINE: tuple[tuple[str, Any, type], ...] = ()  # every module this process loaded, and its type
 _PR_SET_PDEATHSIG = 1
 _JAIL: _unittest_jail.Plan | None = None  # as root: each task's process in a root of its own, as _UID
 _UID: int | None = None
@@ -139,7 +142,7 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
     _limit(resource, resource.RLIMIT_CPU, int(limits["task_timeout_s"]) + 2)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    _unittest_seal.run_tests(job, first, report_fd, nonce_fd)
+    _unittest_seal.run_in_a_thread(job, first, report_fd, nonce_fd, limits["stack_mb"] * 1024 * 1024)
 
 
 def _kill_children() -> None:
@@ -313,7 +316,7 @@ def main(argv: list[str]) -> None:
             pass
     del unittest
     global _PRISTINE
-    _PRISTINE = {name: (module, type(module)) for name, module in sys.modules.items() if name != "__main__"}
+    _PRISTINE = tuple((name, module, type(module)) for name, module in sys.modules.items() if name != "__main__")
     out = sys.stdout.buffer
     out.write(b'{"ready": true}\n')
     out.flush()

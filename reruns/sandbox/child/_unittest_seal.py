@@ -1,64 +1,49 @@
-"""The test process's side of the unittest runner (standard library only): the seal, the test machinery's
-snapshot and check, and the task's test methods run one by one (``_unittest_runner.py``'s docstring, steps 2 to 5).
+"""The test process's side of the unittest runner (standard library only): the seal installed (its hooks are
+``_unittest_hooks.py``), the test machinery's snapshot and check, and the task's test methods run one by one on a
+thread of their own (``_unittest_runner.py``'s docstring, steps 2 to 5).
 
 Imported by the runner before it forks, so every test process starts with it loaded; nothing here runs in the
 runner itself but :func:`machinery` (the pristine snapshot, taken before any fork)."""
 
 from __future__ import annotations
 
-import ctypes
-import json
+import _thread
 import os
 import sys
 import types
 from typing import Any
 
-REPORT_EVENT = "sotacheck.unittest.report"
-_ENCODE = json.encoder.encode_basestring_ascii  # the C function where the interpreter has it
-NONCE_BYTES = 16
-MAX_REPORT = 65536
+from _unittest_hooks import MAX_REPORT, NONCE_BYTES, REPORT_EVENT, Sealed, install
+
+__all__ = ["MAX_REPORT", "NONCE_BYTES", "REPORT_EVENT", "Sealed", "machinery", "run_in_a_thread", "run_tests"]
+
 _MACHINERY_PREFIXES = ("unittest", "numpy.testing", "pandas.testing", "pandas._testing")
-# Audit events refused once sealed: each would reach the hook's closure or rewrite a running frame.
-# (``gc.get_referents`` stays allowed: nothing the program can hold refers to the hook; pandas and others use it.)
-_REFUSED = frozenset(("sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
-                      "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata"))
-# Symbols that would reach the interpreter's state or raw memory behind the hook's back: the interpreter's own
-# (a prefix), and libc's memory copies, file reads and raw system calls (exact names: threadpoolctl, which
-# scikit-learn loads, looks up ``openblas_get_num_threads`` and the like). BigCodeBench's ctypes tasks only load a
-# library by its path.
-_REFUSED_PREFIXES = ("Py", "_Py", "ptrace", "process_vm_")
-_REFUSED_SYMBOLS = frozenset((
-    "memcpy", "memmove", "memccpy", "mempcpy", "bcopy", "strcpy", "strncpy", "stpcpy", "stpncpy", "strdup", "strndup",
-    "wmemcpy", "wmemmove", "wcscpy", "wcsncpy", "wcsdup", "open", "open64", "openat", "openat64", "read", "pread",
-    "pread64", "readv", "preadv", "preadv2", "syscall", "dlsym", "dlvsym", "dlopen", "mmap", "mmap64", "mprotect",
-    "fopen", "fopen64", "fread", "prctl"))  # prctl: PR_SET_DUMPABLE would open /proc/self/mem to the process
-_PROC_FILES = frozenset(("mem", "pagemap", "environ"))
-_ALLOWED_SYMBOLS = frozenset(("_Py_HashSecret",))  # numba reads it when imported
-_REFUSED_ATTRIBUTES = frozenset(("__code__",))
-# ctypes's own helpers that read or write raw memory (called through ``ctypes.call_function``).
-_RAW_MEMORY = frozenset(getattr(ctypes, name) for name in ("_memmove_addr", "_memset_addr", "_cast_addr",
-                                                           "_string_at_addr", "_wstring_at_addr"))
 
 
-class Sealed(RuntimeError):
-    """What the seal raises for a refused operation."""
-
-
-# A namespace watched: its holder (a module or a class) and the holder's type, a copy of its bindings, the names a
-# binding it gains would shadow (a builtin, for a module's globals; an inherited attribute, for a class: a gained
-# name that shadows nothing cannot change code that ran before, ``__warningregistry__``, a test's own class
-# attribute), and the insides of each function bound there (its defaults and the contents of its closure's cells,
-# which change without a new binding).
-Watched = dict[str, tuple[Any, type, dict[str, Any], frozenset[str], dict[str, tuple[Any, ...]]]]
+# A namespace watched, as a tuple (nothing in it can be changed in place: a program that reaches the judge's frames
+# reads it but cannot empty it): its name, its holder (a module or a class) and the holder's type, its bindings as
+# (name, value) pairs and their names, the names a binding it gains would shadow (a builtin, for a module's globals;
+# an inherited attribute, for a class: a gained name that shadows nothing cannot change code that ran before,
+# ``__warningregistry__``, a test's own class attribute), and the insides of each function bound there (its defaults
+# and the contents of its closure's cells, which change without a new binding).
+Space = tuple[str, Any, type, tuple[tuple[str, Any], ...], frozenset[str], frozenset[str],
+              tuple[tuple[str, Any, tuple[Any, ...]], ...]]
+Watched = tuple[Space, ...]
 # Modules whose functions unittest's assertions call (assertCountEqual's Counter, assertRegex's re, the diffs).
 _ASSERTION_MODULES = frozenset(("difflib", "pprint", "collections", "collections.abc", "re", "functools",
                                 "contextlib", "traceback", "reprlib", "math", "operator"))
+_MISSING = object()
+
+# The functions below that run once the program has (their frames are on the stack under the program's, so it can
+# read their globals and locals, and rebind the globals and the builtins) use no name that is looked up at call time:
+# every global and builtin they need is bound when they are defined, as a default argument (a tuple, which the seal
+# keeps anyone from replacing on these functions), and their locals hold nothing that can be changed in place.
 
 
-def _insides(function: types.FunctionType) -> tuple[Any, ...]:
-    cells = function.__closure__ or ()
+def _insides(function: types.FunctionType, type: Any = type, tuple: Any = tuple, ValueError: Any = ValueError,
+             _MISSING: Any = _MISSING) -> tuple[Any, ...]:
     contents = []
-    for cell in cells:
+    for cell in function.__closure__ or ():
         try:
             contents.append(cell.cell_contents)
         except ValueError:  # an empty cell
@@ -66,9 +51,12 @@ def _insides(function: types.FunctionType) -> tuple[Any, ...]:
     return (function.__defaults__, function.__kwdefaults__, *contents)
 
 
-def _space(holder: Any, bindings: dict[str, Any], shadowable: frozenset[str]) -> tuple[Any, ...]:
-    functions = {key: _insides(value) for key, value in bindings.items() if type(value) is types.FunctionType}
-    return holder, type(holder), bindings, shadowable, functions
+def _space(name: str, holder: Any, bindings: dict[str, Any], shadowable: frozenset[str], type: Any = type,
+           tuple: Any = tuple, frozenset: Any = frozenset, _insides: Any = _insides,
+           FunctionType: Any = types.FunctionType) -> Space:
+    pairs = tuple(bindings.items())
+    functions = tuple((key, value, _insides(value)) for key, value in pairs if type(value) is FunctionType)
+    return name, holder, type(holder), pairs, frozenset(key for key, _ in pairs), shadowable, functions
 
 
 def machinery() -> Watched:
@@ -77,108 +65,60 @@ def machinery() -> Watched:
     (``numpy.testing``)."""
     builtins_module = sys.modules["builtins"]
     builtin_names = frozenset(vars(builtins_module))
-    spaces: Watched = {"builtins": _space(builtins_module, dict(vars(builtins_module)), frozenset())}
+    spaces = [_space("builtins", builtins_module, dict(vars(builtins_module)), frozenset())]
     for name, module in list(sys.modules.items()):
         if not isinstance(module, types.ModuleType) or not (name.startswith(_MACHINERY_PREFIXES)
                                                              or name in _ASSERTION_MODULES):
             continue
-        spaces[name] = _space(module, dict(vars(module)), builtin_names)
+        spaces.append(_space(name, module, dict(vars(module)), builtin_names))
         parent_name, _, child = name.rpartition(".")
         parent = sys.modules.get(parent_name)
         if isinstance(parent, types.ModuleType) and vars(parent).get(child) is module:
-            spaces[f"{name} (as {parent_name}.{child})"] = _space(parent, {child: module}, frozenset())
+            spaces.append(_space(f"{name} (as {parent_name}.{child})", parent, {child: module}, frozenset()))
         for value in list(vars(module).values()):
             if type(value) is type and vars(value).get("__module__") == name:
-                spaces[f"{name}.{value.__qualname__}"] = _space(value, dict(vars(value)), frozenset(dir(value)))
-    return spaces
+                spaces.append(_space(f"{name}.{value.__qualname__}", value, dict(vars(value)), frozenset(dir(value))))
+    return tuple(spaces)
 
 
-def _class_bindings(classes: list[type]) -> Watched:
-    return {f"test class {cls.__qualname__}#{index}": _space(cls, dict(vars(cls)), frozenset(dir(cls)))
-            for index, cls in enumerate(classes)}
+def _class_bindings(classes: tuple[type, ...], tuple: Any = tuple, enumerate: Any = enumerate, dict: Any = dict,
+                    vars: Any = vars, frozenset: Any = frozenset, dir: Any = dir, _space: Any = _space) -> Watched:
+    return tuple(_space(f"test class {cls.__qualname__}#{index}", cls, dict(vars(cls)), frozenset(dir(cls)))
+                 for index, cls in enumerate(classes))
 
 
-_MISSING = object()
-
-
-def _changed(watched: Watched) -> str | None:
+def _changed(watched: Watched, type: Any = type, vars: Any = vars, len: Any = len, str: Any = str,
+             zip: Any = zip, _insides: Any = _insides, _MISSING: Any = _MISSING) -> str | None:
     """The first binding of ``watched`` its holder no longer has, a shadowing one it gained, a holder whose type
     changed, or a function whose defaults or closure changed; compared by identity only (no ``==``, no hashing of
     the program's objects)."""
-    for space, (holder, holder_type, bindings, shadowable, functions) in watched.items():
+    for space, holder, holder_type, bindings, keys, shadowable, functions in watched:
         if type(holder) is not holder_type:
             return f"{space}'s type was replaced"
         live = vars(holder)
-        for key, value in bindings.items():
+        for key, value in bindings:
             if live.get(key, _MISSING) is not value:
                 return f"{space}.{key} was replaced"
         if len(live) != len(bindings):
-            for key in list(live):
-                if type(key) is not str or (key not in bindings and key in shadowable):
+            for key in [*live]:
+                if type(key) is not str or (key not in keys and key in shadowable):
                     return f"{space} gained {key if type(key) is str else 'a name'}"
-        for key, insides in functions.items():
-            now = _insides(bindings[key])
-            if len(now) != len(insides) or any(a is not b for a, b in zip(now, insides, strict=True)):
+        for key, function, insides in functions:
+            now = _insides(function)
+            if len(now) != len(insides):
                 return f"{space}.{key}'s defaults or closure changed"
+            for before, after in zip(now, insides):
+                if before is not after:
+                    return f"{space}.{key}'s defaults or closure changed"
     return None
 
 
-def _seal(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int) -> None:
-    """Install the audit hook that holds the nonce and the report pipe (module docstring, step 2); it writes one
-    record per test method, in order from ``first``, each a line ``nonce pid index verdict-json``."""
-    nonce = b""
-    while len(nonce) < NONCE_BYTES:
-        chunk = os.read(nonce_fd, NONCE_BYTES - len(nonce))
-        if not chunk:
-            os._exit(71)
-        nonce += chunk
-    os.close(nonce_fd)
-    expected = [first]  # the index of the one report the runner's frame may write next
-    getframe, write, exit_now, getpid, realpath = sys._getframe, os.write, os._exit, os.getpid, os.path.realpath
-    encode = _ENCODE  # the C encoder, captured now: json's module globals are the program's to rebind
-
-    def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event == REPORT_EVENT:
-            if getframe(1) is not main_frame or len(args) != 2 or type(args[0]) is not int \
-                    or args[0] != expected[0]:
-                raise Sealed("a report may only come from the runner")
-            expected[0] = expected[0] + 1
-            # the writer's pid: a copy the program forked holds the same nonce, but only the runner's own child counts
-            verdict = args[1]
-            if type(verdict) is not dict:
-                raise Sealed("a report is a verdict")
-            body = ", ".join([f"{encode(key)}: {encode(value)}" for key, value in verdict.items()
-                              if type(key) is str and type(value) is str])
-            payload = f"{nonce.hex()} {getpid()} {args[0]} {{{body}}}\n".encode()
-            if len(payload) > MAX_REPORT:
-                exit_now(72)
-            write(report_fd, payload)
-            return
-        if event in _REFUSED:
-            raise Sealed(f"the judge refuses {event}")
-        if event == "ctypes.dlsym" and len(args) > 1 and type(args[1]) is str and args[1] not in _ALLOWED_SYMBOLS \
-                and (args[1] in _REFUSED_SYMBOLS or args[1].startswith(_REFUSED_PREFIXES)):
-            raise Sealed(f"the judge refuses ctypes access to {args[1]}")
-        if event == "ctypes.call_function" and args and type(args[0]) is int and args[0] in _RAW_MEMORY:
-            raise Sealed("the judge refuses ctypes's raw memory helpers")
-        if event == "object.__setattr__" and len(args) > 1 and type(args[1]) is str and args[1] in _REFUSED_ATTRIBUTES:
-            raise Sealed(f"the judge refuses replacing {args[1]}")
-        if event == "open" and args and type(args[0]) in (str, bytes):
-            path = args[0] if type(args[0]) is str else args[0].decode(errors="replace")
-            # by its last component wherever it is (a dir_fd, //proc), and by where a link leads
-            if path.rstrip("/").rsplit("/", 1)[-1] in _PROC_FILES or \
-                    realpath(path).rsplit("/", 1)[-1] in _PROC_FILES:
-                raise Sealed(f"the judge refuses opening {path}")
-
-    sys.addaudithook(hook)
-
-
-def _test_classes(cls: type) -> list[type]:
+def _test_classes(cls: type, tuple: Any = tuple, getattr: Any = getattr) -> tuple[type, ...]:
     """The test class and the classes of its MRO the test module defined (not unittest's, not object)."""
-    return [klass for klass in cls.__mro__ if getattr(klass, "__module__", None) == "__test__"]
+    return tuple(klass for klass in cls.__mro__ if getattr(klass, "__module__", None) == "__test__")
 
 
-def _marked(obj: Any) -> str | None:
+def _marked(obj: Any, getattr: Any = getattr, Exception: Any = Exception) -> str | None:
     for marker, what in (("__unittest_skip__", "a skip marker"),
                          ("__unittest_expecting_failure__", "an expected-failure marker")):
         try:
@@ -189,66 +129,93 @@ def _marked(obj: Any) -> str | None:
     return None
 
 
-def _failure(exc: BaseException, stage: str) -> dict[str, Any]:
+def _message(exc: BaseException, type: Any = type, str: Any = str, Sealed: Any = Sealed,
+             BaseException: Any = BaseException, modules: frozenset[str] = frozenset(
+                 ("builtins", "unittest.case", "_Sealed", __name__))) -> str:
+    """The exception's message, bounded; its ``str`` is the program's code for a class it made, so it is read
+    only for the standard library's exception types."""
+    if type(exc).__module__ in modules or type(exc) is Sealed:
+        try:
+            text = str(exc)
+            return text[:2000] if type(text) is str else ""
+        except BaseException:
+            return ""
+    return ""
+
+
+Verdict = tuple[tuple[str, str], ...]
+PASSED: Verdict = (("status", "passed"),)
+
+
+def _failure(exc: BaseException, stage: str, type: Any = type, str: Any = str, BaseException: Any = BaseException,
+             _message: Any = _message) -> Verdict:
     """The verdict for an exception out of ``stage``; its type's name read without running the program's code."""
     try:
         name = type(exc).__name__ if type(type(exc)) is type else "exception"
         name = name if type(name) is str else "exception"
     except BaseException:
         name = "exception"
-    return {"status": "failed", "stage": stage, "exception_type": name[:100], "message": _message(exc)}
+    return ("status", "failed"), ("stage", stage), ("exception_type", name[:100]), ("message", _message(exc))
 
 
-def _load(job: dict[str, Any], namespace: dict[str, Any], modules: dict[str, Any]) -> type:
+def _load(code: str, imports: str, test: str, class_name: str, watched: Watched,
+          pristine_modules: tuple[tuple[str, Any, type], ...], namespace: dict[str, Any], modules: dict[str, Any],
+          sys: Any = sys, compile: Any = compile, exec: Any = exec, type: Any = type, issubclass: Any = issubclass,
+          Sealed: Any = Sealed, _changed: Any = _changed) -> type:
     """Run the program, then the test module, in ``namespace`` (module docstring, step 3); the test class.
-    ``modules`` is the interpreter's module table as it was before the program ran."""
-    machinery = job["_machinery"]
-    pristine_modules = job["_modules"]
+    ``modules`` is the interpreter's module table as it was before the program ran. Everything it reads after the
+    program ran is an argument, read from the job before."""
     builtins_module = namespace["__builtins__"]
-    exec(compile(job["code"], "__test__.py", "exec"), namespace)  # the program under test
+    exec(compile(code, "__test__.py", "exec"), namespace)  # the program under test
     if sys.modules is not modules:
         raise Sealed("the program replaced sys.modules")
-    for name, (pristine, pristine_type) in pristine_modules.items():
+    unittest_module = None
+    for name, pristine, pristine_type in pristine_modules:
         if modules.get(name) is not pristine:
             modules[name] = pristine  # the test module imports the real unittest, numpy..., as it would have
         if type(pristine) is not pristine_type:
             raise Sealed(f"the program changed the type of the module {name}")
+        if name == "unittest":
+            unittest_module = pristine
     namespace["__builtins__"] = builtins_module  # the test module's own builtins, not a copy the program made
-    tampered = _changed(machinery)
+    tampered = _changed(watched)
     if tampered is not None:
         raise Sealed(f"the program changed the test machinery: {tampered}")
-    if job.get("imports"):  # the prompt's own imports again: the names the tests use are the real modules
-        exec(compile(job["imports"], "__test__.py", "exec"), namespace)
-    exec(compile(job["test"], "__test__.py", "exec"), namespace)  # the benchmark's test module
-    cls = namespace.get(job["class"])
-    if type(cls) is not type or not issubclass(cls, pristine_modules["unittest"][0].TestCase):
-        raise Sealed(f"{job['class']} is not a unittest.TestCase class")
+    if imports:  # the prompt's own imports again: the names the tests use are the real modules
+        exec(compile(imports, "__test__.py", "exec"), namespace)
+    exec(compile(test, "__test__.py", "exec"), namespace)  # the benchmark's test module
+    cls = namespace.get(class_name)
+    if type(cls) is not type or unittest_module is None or not issubclass(cls, unittest_module.TestCase):
+        raise Sealed(f"{class_name} is not a unittest.TestCase class")
     return cls
 
 
 def _out_of_reach(modules: dict[str, Any]) -> None:
     """Take the judge's own modules out of the program's way: out of the module table (an ``import`` of one
     finds nothing in the jail, a fresh copy elsewhere), the runner's script no longer ``__main__``, this folder
-    off the path. (Frames and raw memory still reach them: docs/bigcodebench.md says so.)"""
+    off the path. (Frames still reach them, but nothing the judge reads once the program runs is looked up there.)"""
     main = modules.get("__main__")
     if isinstance(main, types.ModuleType):
         vars(main).pop("_unittest_seal", None)  # the runner's reference, reachable through its classes' methods
-    for name in ("__main__", __name__, "_unittest_runner", "_unittest_jail", "_unittest_reports", "_mounts", "_hidden", "_procs"):
+    for name in ("__main__", __name__, "_unittest_hooks", "_unittest_runner", "_unittest_jail", "_unittest_reports",
+                 "_mounts", "_hidden", "_procs"):
         modules.pop(name, None)
     modules["__main__"] = types.ModuleType("__main__")
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [entry for entry in sys.path if entry != here]
 
 
-def _retyped(pristine_modules: dict[str, tuple[Any, type]]) -> str | None:
+def _retyped(pristine_modules: tuple[tuple[str, Any, type], ...], type: Any = type) -> str | None:
     """A module the runner loaded whose type is no longer its own (a subclass that answers attribute reads)."""
-    for name, (module, module_type) in pristine_modules.items():
+    for name, module, module_type in pristine_modules:
         if type(module) is not module_type:
             return f"the type of the module {name} was changed"
     return None
 
 
-def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules: dict[str, tuple[Any, type]]) -> None:
+def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules: tuple[tuple[str, Any, type], ...],
+                type: Any = type, vars: Any = vars, Sealed: Any = Sealed, FunctionType: Any = types.FunctionType,
+                _changed: Any = _changed, _retyped: Any = _retyped, _marked: Any = _marked) -> None:
     """One test method as its own ``TestCase`` instance: ``setUp``, the method, ``tearDown``, the cleanups, with the
     machinery checked before and after (module docstring, steps 4 and 5). Returns only when it passed."""
     tampered = _changed(watched) or _retyped(pristine_modules)
@@ -259,7 +226,7 @@ def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules:
         if method_name in vars(klass):
             function = vars(klass)[method_name]
             break
-    if type(function) is not types.FunctionType:
+    if type(function) is not FunctionType:
         raise Sealed(f"{cls.__name__}.{method_name} is not a function")
     for obj, where in ((cls, "the test class"), (function, "the test method")):
         marker = _marked(obj)
@@ -279,11 +246,18 @@ def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules:
         raise Sealed(f"the test machinery changed during the test: {tampered}")
 
 
-def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int) -> None:
+def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, len: Any = len, tuple: Any = tuple,
+              BaseException: Any = BaseException, Sealed: Any = Sealed, PASSED: Verdict = PASSED,
+              audit: Any = sys.audit, exit_now: Any = os._exit, report_event: str = REPORT_EVENT,
+              _load: Any = _load, _class_bindings: Any = _class_bindings, _test_classes: Any = _test_classes,
+              _failure: Any = _failure, _run_method: Any = _run_method) -> None:
     """The test process's whole life after the fork: seal, load the program and the test module once, run each
-    test method from ``first`` on in order (as BigCodeBench's one process per task does), one report each, exit."""
-    _seal(sys._getframe(), report_fd, nonce_fd, first)
-    methods = job["methods"]
+    test method from ``first`` on in order (as BigCodeBench's one process per task does), one report each, exit.
+    What it needs of ``job`` is read into immutable locals before the program runs (the program can reach ``job``
+    through the frames)."""
+    install(sys._getframe(), report_fd, nonce_fd, first, _JUDGE_FUNCTIONS)
+    code, imports, test, class_name = job["code"], job.get("imports") or "", job["test"], job["class"]
+    methods, machinery, pristine_modules = tuple(job["methods"]), job["_machinery"], job["_modules"]
     module = types.ModuleType("__test__")
     namespace = module.__dict__
     modules = sys.modules
@@ -292,11 +266,13 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int) ->
                       "__doc__": None, "sys": sys, "os": os, "environ": os.environ})
     modules["__test__"] = module
     _out_of_reach(modules)
+    del job
     cls: type | None = None
-    loading: dict[str, Any] = {"status": "failed"}
+    watched: Watched = ()
+    loading: Verdict = (("status", "failed"),)
     try:
-        cls = _load(job, namespace, modules)
-        watched = {**job["_machinery"], **_class_bindings(_test_classes(cls))}
+        cls = _load(code, imports, test, class_name, machinery, pristine_modules, namespace, modules)
+        watched = machinery + _class_bindings(_test_classes(cls))
     except BaseException as exc:  # the program or the test module cannot load: every test fails the same way
         loading = _failure(exc, "loading the program and the test module")
     index = first
@@ -307,24 +283,41 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int) ->
             try:
                 if namespace.get("__builtins__") is not builtins_module:
                     raise Sealed("the test module's builtins were replaced")
-                _run_method(cls, methods[index], watched, job["_modules"])
-                verdict = {"status": "passed"}
+                _run_method(cls, methods[index], watched, pristine_modules)
+                verdict = PASSED
             except BaseException as exc:  # every way out of a test but returning is a failure
                 verdict = _failure(exc, "running the test")
-        sys.audit(REPORT_EVENT, index, verdict)
+        audit(report_event, index, verdict)
         index += 1
-    os._exit(0)
+    exit_now(0)
 
 
-def _message(exc: BaseException) -> str:
-    """The exception's message, bounded; its ``str`` is the program's code for a class it made, so it is read
-    only for the standard library's exception types."""
-    if type(exc).__module__ in ("builtins", "unittest.case", "_Sealed", __name__) or type(exc) is Sealed:
-        try:
-            text = str(exc)
-            return text[:2000] if type(text) is str else ""
-        except BaseException:
-            return ""
-    return ""
+def run_in_a_thread(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, stack_bytes: int) -> None:
+    """:func:`run_tests` on a thread of its own (with the stack the task's limits give the process), this main
+    thread waiting until it ends the process: signal handlers are the main thread's alone, so the program, which
+    runs on the other, cannot install one (``signal.signal`` raises there), and no handler of its runs with a
+    frame of the judge's. An exception out of the tests' thread ends the process with status 70 (a crash)."""
+    try:
+        _thread.stack_size(stack_bytes)
+    except (ValueError, OverflowError):
+        pass
+    never = _thread.allocate_lock()
+    never.acquire()
+    _thread.start_new_thread(_tests_thread, (job, first, report_fd, nonce_fd))
+    try:
+        never.acquire()  # never released: the tests' thread ends the process (os._exit)
+    finally:
+        os._exit(70)
 
 
+def _tests_thread(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, exit_now: Any = os._exit,
+                  run_tests: Any = run_tests) -> None:
+    try:
+        run_tests(job, first, report_fd, nonce_fd)
+    finally:
+        exit_now(70)  # run_tests ends the process itself (status 0) after its last report
+
+
+# the functions whose defaults hold what they read once the program runs: the seal refuses replacing them
+_JUDGE_FUNCTIONS = (_insides, _space, _class_bindings, _changed, _test_classes, _marked, _message, _failure, _load,
+                    _retyped, _run_method, run_tests, _tests_thread)

@@ -496,6 +496,21 @@ for _fd in [int(fd) for fd in os.listdir("/proc/self/fd") if int(fd) > 2 and _pi
             pass
 os._exit(0)
 '''
+# Reads the nonce, the report pipe and the next index out of any frame up from ``frame`` that holds them (a hook's
+# closure shows in its frame's f_locals), writes a passing record for every test and ends the process cleanly.
+_STEAL = """import os, sys
+from random import randint
+def _steal(frame):
+    while frame is not None:
+        found = frame.f_locals
+        nonce = found.get('hex_nonce') or (found['nonce'].hex() if type(found.get('nonce')) is bytes else None)
+        if nonce and found.get('report_fd') is not None:
+            first = found.get('expected', [0])[0]
+            for index in range(first, first + 3):
+                os.write(found['report_fd'], ('%s %d %d {"status": "passed"}\\n' % (nonce, os.getpid(), index)).encode())
+            os._exit(0)
+        frame = frame.f_back
+"""
 _PROC_MEM = "import ctypes\nctypes.CDLL(None).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE: /proc/self/mem is ours again\n"
 _UNION_MEMORY = '''import ctypes
 class _Memory:  # a pointer's address set through a union: ctypes reads there with no audit event
@@ -601,12 +616,64 @@ HOLES = {
          TESTS_ALMOST_ALIAS_AND_SUBTEST,
          "the check compares bindings by identity; a function's __defaults__, __kwdefaults__ and closure cells "
          "change without a new binding (only __code__ is refused)"),
+    # found 2026-12-05 by walking frames up from the program (f_back, f_globals, f_locals): each passed
+    "frames: the job's test module swapped for one whose tests pass (f_locals)":
+        ("import sys\n_f = sys._getframe()\nwhile _f is not None:\n    _job = _f.f_locals.get('job')\n"
+         "    if type(_job) is dict and 'test' in _job:\n"
+         "        _job['test'] = 'import unittest\\nclass TestCases(unittest.TestCase):\\n' + ''.join(\n"
+         "            '    def %s(self): pass\\n' % m for m in _job['methods'])\n        break\n"
+         "    _f = _f.f_back\n", TESTS, "_load read the job's test source after the program had run"),
+    "frames: the judge's _run_method rebound in its module's globals (f_globals)":
+        ("import sys\n_f = sys._getframe()\nwhile _f is not None:\n    if '_run_method' in _f.f_globals:\n"
+         "        _f.f_globals['_run_method'] = lambda *a: None\n        break\n    _f = _f.f_back\n", TESTS,
+         "run_tests looked its helpers up in the seal module's globals, which every judge frame exposes"),
+    "frames: the seal's refusals emptied in its module's globals, then a trace function":
+        ("import sys\n_f = sys._getframe()\nwhile _f is not None:\n    if '_REFUSED' in _f.f_globals:\n"
+         "        _f.f_globals['_REFUSED'] = frozenset()\n        break\n    _f = _f.f_back\n"
+         "sys.settrace(lambda *a: None)\n" + _NO_OP_ASSERTIONS, TESTS,
+         "the hook read its refusals from the seal module's globals at each event"),
+    # the hook's secret read from its frame by program code that runs while a hook runs (found 2026-12-05)
+    "the nonce read from the hook's frame by a gc callback, then every report forged":
+        (_STEAL + "import gc\ndef _cb(phase, info):\n    try:\n        _steal(sys._getframe(1))\n"
+         "    except Exception:\n        pass\ngc.callbacks.append(_cb)\ngc.set_threshold(1)\n"
+         "def task_func(x):\n    for n in range(2000):\n        try:\n            open('/nonexistent-%d' % n)\n"
+         "        except OSError:\n            pass\n    return 0\n", TESTS,
+         "the hook held the nonce in its closure and a collection it set off ran the program's callbacks"),
+    "the nonce read from the hook's frame by a signal handler, then every report forged":
+        (_STEAL + "import signal\ndef _h(signum, frame):\n    _steal(frame)\n"
+         "signal.signal(signal.SIGALRM, _h)\nsignal.setitimer(signal.ITIMER_REAL, 0.0001, 0.0001)\n"
+         "def task_func(x):\n    for _ in range(200000):\n        sys.audit('x.y')\n    return 0\n", TESTS,
+         "a handler's frame argument is whatever frame ran, the hook's included, with no audit event"),
+    "the nonce read from the hook's frame by another thread (sys._current_frames), then every report forged":
+        (_STEAL + "import threading, time\ndef _poll():\n    me = threading.get_ident()\n    while True:\n"
+         "        for ident, f in sys._current_frames().items():\n            if ident != me:\n"
+         "                _steal(f)\nthreading.Thread(target=_poll, daemon=True).start()\n"
+         "def task_func(x):\n    end = time.time() + 2\n    while time.time() < end:\n        sys.audit('x.y')\n"
+         "    return 0\n", TESTS, "another thread's frames were readable while it ran the hook"),
+    "the nonce read later through a traceback kept from a gc callback (tb_frame.f_back), then every report forged":
+        (_STEAL + "import gc\n_KEPT = []\ndef _cb(phase, info):\n    if len(_KEPT) < 50:\n        try:\n"
+         "            raise ValueError\n        except ValueError as exc:\n            _KEPT.append(exc)\n"
+         "gc.callbacks.append(_cb)\ngc.set_threshold(1)\n"
+         "def task_func(x):\n    for n in range(300):\n        try:\n            open('/nonexistent-%d' % n)\n"
+         "        except OSError:\n            pass\n    for exc in _KEPT:\n        _steal(exc.__traceback__.tb_frame)\n"
+         "    return 0\n", TESTS, "a frame made while a hook ran keeps the hook's frame, and its closure, as f_back"),
+    "a C signal handler through ctypes (sigaction) that calls back into Python":
+        ("import ctypes\nlibc = ctypes.CDLL(None)\nHANDLER = ctypes.CFUNCTYPE(None, ctypes.c_int)(lambda n: None)\n"
+         "libc.signal(14, HANDLER)\n", TESTS,
+         "a C handler calls the program at any instruction, a hook's included"),
+    "frames: a thread that flips every verdict the runner's frames hold (sys._current_frames)":
+        ("import sys, threading, time\ndef _loop():\n    me = threading.get_ident()\n    end = time.time() + 3\n"
+         "    while time.time() < end:\n        for ident, f in sys._current_frames().items():\n"
+         "            while ident != me and f is not None:\n                v = f.f_locals.get('verdict')\n"
+         "                if type(v) is dict:\n                    v['status'] = 'passed'\n                f = f.f_back\n"
+         "threading.Thread(target=_loop, daemon=True).start()\n", TESTS,
+         "a verdict was a dict the report read after the program's threads could change it"),
 }
 
 
-# Still open (docs/bigcodebench.md, "What it does not protect against"): frames walked up into the judge's own.
-# The raw-memory forgery crashes today (SIGSEGV while it scans) but the class is open in principle, as documented.
-OPEN_HOLES = frozenset(("frames: the judge's snapshot of the machinery emptied, then the assertions no-ops",))
+# Still open (docs/bigcodebench.md, "What it does not protect against"): raw memory. The raw-memory forgery crashes
+# today (SIGSEGV while it scans) but the class is open in principle, as documented.
+OPEN_HOLES: frozenset[str] = frozenset()
 
 
 @pytest.mark.parametrize("label", [pytest.param(label, marks=pytest.mark.xfail(strict=True, reason=HOLES[label][2]))
@@ -669,3 +736,93 @@ def test_each_task_draws_fresh_random_numbers_from_a_preloaded_numpy() -> None:
     with UnittestWorkers(1, python=sys.executable, preload=("numpy.random",)) as judge:  # numpy 2 loads it lazily
         statuses = {judge.run(COIN, COIN_TESTS, _limits()).status for _ in range(24)}
     assert statuses == {"passed", "failed"}, statuses
+
+
+# The frames class as a class: a program that walks the frames above its own (f_back) or every other thread's
+# (sys._current_frames) and rewrites one thing they hold, the ``pick``-th in a fixed order of (frame, locals or
+# globals, name): a container in their locals or globals (a dict emptied, given status "passed" or its first key
+# removed; a list emptied or grown; a set emptied), a function of the judge's modules' globals (made a no-op, or one
+# that answers "passed" or True), a frozenset or tuple there (emptied); at import, during a test, or from a thread
+# all along; then makes the assertions no-ops. 72 picks x 3 ways x 3 moments = 648 programs (about 66 targets
+# today, so each is hit): the seal before 2026-12-05 (its helpers and refusals in its module's globals, its snapshot
+# and verdicts in dicts) passed 12 of them; none passes now.
+_FRAME_WALKER = """import contextlib, sys, threading, time, unittest, unittest.mock
+from random import randint
+_NOOPS = (lambda *a, **k: None, lambda *a, **k: (("status", "passed"),), lambda *a, **k: True)
+_MINE = frozenset(("_NOOPS", "_MINE", "_targets", "_rewrite", "_no_op_assertions", "_all_along", "task_func",
+                   "randint"))
+def _targets():
+    if {when!r} == "thread":
+        me = threading.get_ident()
+        tops = [f for ident, f in sorted(sys._current_frames().items()) if ident != me]
+    else:
+        tops = [sys._getframe(2)]
+    out, seen = [], set()
+    for f in tops:
+        while f is not None:
+            for where, space in (("locals", f.f_locals), ("globals", f.f_globals)):
+                for key in sorted(k for k in space if type(k) is str and not k.startswith("__") and k not in _MINE):
+                    value = space[key]
+                    if (id(space), key) in seen:
+                        continue
+                    seen.add((id(space), key))
+                    if type(value) in (dict, list, set) or (where == "globals" and (
+                            type(value) in (frozenset, tuple) or (callable(value) and not isinstance(value, type)))):
+                        out.append((space, key, value))
+            f = f.f_back
+    return out
+def _rewrite():
+    found = _targets()
+    if not found:
+        return
+    space, key, value = found[{pick} % len(found)]
+    kind = {kind}
+    if type(value) is dict:
+        if kind == 0:
+            value.clear()
+        elif kind == 1:
+            value["status"] = "passed"
+        elif value:
+            value.pop(next(iter(value)))
+    elif type(value) is list:
+        if kind == 1 and value:
+            value.append(value[-1])
+        else:
+            value.clear()
+    elif type(value) is set:
+        value.clear()
+    elif type(value) in (frozenset, tuple):
+        space[key] = type(value)()
+    else:
+        space[key] = _NOOPS[kind]
+def _no_op_assertions():
+    unittest.TestCase.assertEqual = lambda *a, **k: None
+    unittest.TestCase.assertRaises = lambda *a, **k: contextlib.nullcontext()
+    unittest.mock.NonCallableMock.assert_called_once = lambda self: None
+def _all_along():
+    time.sleep(0.02)
+    _rewrite()
+if {when!r} == "import":
+    _rewrite()
+    _no_op_assertions()
+elif {when!r} == "thread":
+    threading.Thread(target=_all_along, daemon=True).start()
+    time.sleep(0.05)
+def task_func(x):
+    if {when!r} == "test":
+        _rewrite()
+    _no_op_assertions()
+    return 0
+"""
+_ALL_WALKS = [(pick, kind, when) for pick in range(72) for kind in range(3) for when in ("import", "test", "thread")]
+# the fast tier: the first way of each rewrite, at import and during a test (5 of the old seal's 12 passes)
+_WALKS = [pytest.param(*walk, id="-".join(map(str, walk)),
+                       marks=() if walk[1] == 0 and walk[2] != "thread" else pytest.mark.slow) for walk in _ALL_WALKS]
+
+
+@pytest.mark.parametrize(("pick", "kind", "when"), _WALKS)
+def test_a_program_that_rewrites_what_the_judges_frames_hold_never_passes(workers, pick, kind, when):
+    program = _FRAME_WALKER.format(pick=pick, kind=kind, when=when)
+    result = workers.run(program, TESTS, _limits())
+    assert result.status in ("failed", "crashed", "error"), (pick, kind, when, result)
+    assert all(t.status != "passed" for t in result.tests), (pick, kind, when, result)
