@@ -19,7 +19,8 @@ _ENCODE = json.encoder.encode_basestring_ascii  # the C function where the inter
 NONCE_BYTES = 16
 MAX_REPORT = 65536
 # Audit events refused once sealed: each would reach the hook's closure or rewrite a running frame.
-# (``gc.get_referents`` stays allowed: nothing the program can hold refers to the hook; pandas and others use it.)
+# (``gc.get_referents`` stays allowed, pandas and others use it: nothing the program can hold refers to a hook;
+# it is refused, with ``sys._getframe`` and the frame attributes, only on a thread while it writes a report.)
 _REFUSED = frozenset(("sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
                       "ctypes.string_at", "ctypes.wstring_at", "ctypes.cdata", "sys._current_frames"))
 # Symbols that would reach the interpreter's state or raw memory behind the hook's back: the interpreter's own
