@@ -184,7 +184,7 @@ def _load(code: str, imports: str, test: str, class_name: str, watched: Watched,
     if imports:  # the prompt's own imports again: the names the tests use are the real modules
         exec(compile(imports, "__test__.py", "exec"), namespace)
     exec(compile(test, "__test__.py", "exec"), namespace)  # the benchmark's test module
-    cls = namespace.get(class_name)
+    cls: Any = namespace.get(class_name)
     if type(cls) is not type or unittest_module is None or not issubclass(cls, unittest_module.TestCase):
         raise Sealed(f"{class_name} is not a unittest.TestCase class")
     return cls
@@ -221,7 +221,7 @@ def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules:
     tampered = _changed(watched) or _retyped(pristine_modules)
     if tampered is not None:
         raise Sealed(f"the test machinery changed before the test: {tampered}")
-    function = None
+    function: Any = None
     for klass in cls.__mro__:
         if method_name in vars(klass):
             function = vars(klass)[method_name]
