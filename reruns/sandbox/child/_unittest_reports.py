@@ -18,9 +18,10 @@ class Reports:
     """The records a test process wrote on its report pipe, each checked as it arrives: the nonce, the pid of the
     process this runner forked, the next index in order (``_unittest_seal``'s hook writes one line per method)."""
 
-    def __init__(self, nonce: bytes, pid: int, first: int, started: float) -> None:
+    def __init__(self, nonce: bytes, pid: int, first: int, end: int, started: float) -> None:
         self._prefix = nonce.hex().encode() + f" {pid} ".encode()
         self.next = first
+        self._end = end  # the number of test methods: a record for an index past them is damaged
         self.verdicts: list[dict[str, Any]] = []
         self.damaged = False
         self._buffer = b""
@@ -37,13 +38,14 @@ class Reports:
     def _record(self, line: bytes) -> None:
         head, _, body = line[len(self._prefix):].partition(b" ")
         try:
-            if not line.startswith(self._prefix) or head != str(self.next).encode():
+            if not line.startswith(self._prefix) or head != str(self.next).encode() or self.next >= self._end:
                 raise ValueError
             reported = json.loads(body)
         except ValueError:
             self.damaged = True
             return
-        if type(reported) is not dict or reported.get("status") not in ("passed", "failed"):
+        if type(reported) is not dict or reported.get("status") not in ("passed", "failed") \
+                or any(type(value) is not str for value in reported.values()):
             self.damaged = True
             return
         now = time.monotonic()

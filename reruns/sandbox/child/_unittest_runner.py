@@ -213,7 +213,7 @@ def run_process(job: dict[str, Any], first: int, deadline: float) -> list[dict[s
     except OSError:
         pass
     os.close(nonce_w)
-    reports = Reports(nonce, pid, first, started)
+    reports = Reports(nonce, pid, first, len(job["methods"]), started)
     in_time = read_reports(report_r, pid, reports, deadline)
     os.close(report_r)
     if not in_time or reports.damaged:

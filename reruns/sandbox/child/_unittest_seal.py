@@ -143,12 +143,12 @@ def _message(exc: BaseException, type: Any = type, str: Any = str, Sealed: Any =
     return ""
 
 
-Verdict = tuple[tuple[str, str], ...]
-PASSED: Verdict = (("status", "passed"),)
+Report = tuple[tuple[str, str], ...]  # a test's verdict as the reporting hook writes it
+PASSED: Report = (("status", "passed"),)
 
 
 def _failure(exc: BaseException, stage: str, type: Any = type, str: Any = str, BaseException: Any = BaseException,
-             _message: Any = _message) -> Verdict:
+             _message: Any = _message) -> Report:
     """The verdict for an exception out of ``stage``; its type's name read without running the program's code."""
     try:
         name = type(exc).__name__ if type(type(exc)) is type else "exception"
@@ -247,7 +247,7 @@ def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules:
 
 
 def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, len: Any = len, tuple: Any = tuple,
-              BaseException: Any = BaseException, Sealed: Any = Sealed, PASSED: Verdict = PASSED,
+              BaseException: Any = BaseException, Sealed: Any = Sealed, PASSED: Report = PASSED,
               audit: Any = sys.audit, exit_now: Any = os._exit, report_event: str = REPORT_EVENT,
               _load: Any = _load, _class_bindings: Any = _class_bindings, _test_classes: Any = _test_classes,
               _failure: Any = _failure, _run_method: Any = _run_method) -> None:
@@ -269,7 +269,7 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
     del job
     cls: type | None = None
     watched: Watched = ()
-    loading: Verdict = (("status", "failed"),)
+    loading: Report = (("status", "failed"),)
     try:
         cls = _load(code, imports, test, class_name, machinery, pristine_modules, namespace, modules)
         watched = machinery + _class_bindings(_test_classes(cls))

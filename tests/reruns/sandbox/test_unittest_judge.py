@@ -826,3 +826,27 @@ def test_a_program_that_rewrites_what_the_judges_frames_hold_never_passes(worker
     result = workers.run(program, TESTS, _limits())
     assert result.status in ("failed", "crashed", "error"), (pick, kind, when, result)
     assert all(t.status != "passed" for t in result.tests), (pick, kind, when, result)
+
+
+@pytest.mark.parametrize("extra", ['3 {"status": "passed"}', '0 {"status": "passed", "message": ["not", "text"]}',
+                                   '0 {"status": "passed", "duration_s": 1e308}'])
+def test_a_record_past_the_last_test_or_with_a_value_not_text_is_damaged(extra):
+    """Defence behind the nonce: even a record that carries it (raw memory is still open) cannot report a test the
+    judge did not ask for (the runner's lists of methods and verdicts would no longer pair up: it raised) or put
+    anything but text in a verdict."""
+    sys.path.insert(0, str(REPO / "reruns" / "sandbox" / "child"))
+    try:
+        from _unittest_reports import Reports
+    finally:
+        sys.path.pop(0)
+    nonce, pid = b"\x01" * 16, 42
+    prefix = f"{nonce.hex()} {pid} "
+    reports = Reports(nonce, pid, 0, 3, 0.0)
+    good = "".join(f'{prefix}{index} {{"status": "passed"}}\n' for index in range(3))
+    reports.feed(good.encode())
+    assert not reports.damaged and len(reports.verdicts) == 3
+    bad = Reports(nonce, pid, 0, 3, 0.0)
+    index, _, body = extra.partition(" ")
+    lines = good if index == "3" else ""
+    bad.feed((lines + f"{prefix}{index} {body}\n").encode())
+    assert bad.damaged and len(bad.verdicts) == (3 if index == "3" else 0)
