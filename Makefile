@@ -30,8 +30,8 @@ BUILD_LLAMA = PIP=$(abspath $(PIP)) LLAMA_VERSION=$(LLAMA_VERSION) LLAMA_CMAKE_A
 .PHONY: FORCE setup setup-core setup-app setup-model setup-local setup-native setup-browser setup-bigcodebench test test-all check docs bench demo clean
 
 # Everything, as CI has it (.ci/run; `make test-all` needs all of it): the core, both engines of the embedded model
-# (one llama.cpp build), Ray (in the core's extras) and Chromium.
-setup: setup-core setup-local setup-browser
+# (one llama.cpp build), Ray (in the core's extras), Chromium and BigCodeBench's evaluation environment.
+setup: setup-core setup-local setup-browser setup-bigcodebench
 
 # Debian's Chromium and ChromeDriver for the report's real-browser test (needs root, as on CI).
 setup-browser:
@@ -102,11 +102,12 @@ setup-local: setup-model setup-native
 # BigCodeBench's evaluation environment (docs/bigcodebench.md): a virtual environment of its own, never the product's,
 # from PyPI with the library versions of scripts/bigcodebench/requirements.txt (BigCodeBench's pins moved to releases
 # that have wheels for this Python), kept in the cache keyed by that file and the interpreter's version. The judge
-# finds it there (or at $$SOTACHECK_BIGCODEBENCH_PYTHON). About 2.4 GB; some minutes on 2 cores (wheels only).
+# finds it there ($$XDG_CACHE_HOME, else ~/.cache; or at $$SOTACHECK_BIGCODEBENCH_PYTHON). About 2.4 GB; some minutes
+# on 2 cores (wheels only). `make setup` builds it: the BigCodeBench slice in recordings/ replays in `make test`.
 BIGCODEBENCH_PYTHON ?= python3
 BIGCODEBENCH_REQUIREMENTS := scripts/bigcodebench/requirements.txt
 BIGCODEBENCH_KEY := $(shell (cat $(BIGCODEBENCH_REQUIREMENTS); $(BIGCODEBENCH_PYTHON) -c 'import sys; print(sys.version)') | sha256sum | cut -c1-12)
-BIGCODEBENCH_ENV := $(HOME)/.cache/sotacheck/bigcodebench-env-$(BIGCODEBENCH_KEY)
+BIGCODEBENCH_ENV := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/sotacheck/bigcodebench-env-$(BIGCODEBENCH_KEY)
 
 setup-bigcodebench: $(BIGCODEBENCH_ENV)/bin/python
 
