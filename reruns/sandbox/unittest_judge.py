@@ -93,6 +93,39 @@ def defined_test_methods(source: str, class_name: str = "TestCases") -> tuple[st
     return tuple(sorted(names))
 
 
+def watched_libraries(test_source: str, imports: str = "") -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The modules the test module and the prompt's ``imports`` import (every dotted prefix of each, and for
+    ``from X import Y`` also ``X.Y``, which the runner keeps only where it is a module), and every name the test
+    module uses (identifiers and attribute names): what the seal watches in those libraries' namespaces, so that
+    a program cannot rebind a library function the tests compare with (``_unittest_seal.track``). Both sorted;
+    empty for a source that does not parse (it then fails as a test module anyway)."""
+    modules: set[str] = set()
+    names: set[str] = set()
+    for source, keep_names in ((test_source, True), (imports, False)):
+        try:
+            tree = pyast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    modules.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                parts = node.module.split(".")
+                modules.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+                modules.update(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
+            if not keep_names:
+                continue
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.alias):
+                names.update(part for part in (node.name.split(".")[-1], node.asname) if part)
+    return tuple(sorted(modules)), tuple(sorted(names))
+
+
 def evaluation_python() -> str:
     """The BigCodeBench environment's interpreter: ``$SOTACHECK_BIGCODEBENCH_PYTHON``, else the newest environment
     ``make setup-bigcodebench`` built under ``~/.cache/sotacheck``.
@@ -256,7 +289,9 @@ class UnittestWorkers:
             methods = defined_test_methods(test_source, class_name)
         except InputError as exc:
             return ExecutionResult("error", exception_type="BadTestModule", message=str(exc))
+        libraries, names = watched_libraries(test_source, imports)
         job = {"code": program, "test": test_source, "class": class_name, "methods": list(methods), "imports": imports,
+               "libraries": list(libraries), "names": list(names),
                "limits": {"task_timeout_s": limits.task_timeout_s, "memory_mb": limits.memory_mb,
                           "stack_mb": limits.stack_mb}}
         runner = self._free.get()

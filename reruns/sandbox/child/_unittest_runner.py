@@ -58,6 +58,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import _unittest_jail
+import _unittest_libraries
 import _unittest_seal
 from _procs import OWN_KEYRINGS, clear_keyrings_of, keys_of, lock_own_keyrings, lock_session_keyring
 from _unittest_reports import Reports, read_reports, read_setup, verdict_of_ending
@@ -260,6 +261,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     if _MACHINERY is None:  # this process never runs a program: its machinery is the same for every job
         _MACHINERY = _unittest_seal.machinery()
     job["_machinery"] = _MACHINERY
+    job["_catalogue"] = _unittest_libraries.catalogue(job["libraries"])  # the loaded ones, kept for the next jobs
     deadline = time.monotonic() + float(job["limits"]["task_timeout_s"])
     methods = job["methods"]
     verdicts: list[dict[str, Any]] = []

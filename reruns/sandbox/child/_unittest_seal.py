@@ -14,6 +14,7 @@ import types
 from typing import Any
 
 from _unittest_hooks import MAX_REPORT, NONCE_BYTES, REPORT_EVENT, Sealed, install
+from _unittest_libraries import Tracked, catalogue, cell_contents, library_change, track
 
 __all__ = ["MAX_REPORT", "NONCE_BYTES", "REPORT_EVENT", "Sealed", "machinery", "run_in_a_thread", "run_tests"]
 
@@ -158,10 +159,10 @@ def _failure(exc: BaseException, stage: str, type: Any = type, str: Any = str, B
     return ("status", "failed"), ("stage", stage), ("exception_type", name[:100]), ("message", _message(exc))
 
 
-def _load(code: str, imports: str, test: str, class_name: str, watched: Watched,
+def _load(code: str, imports: str, test: str, class_name: str, watched: Watched, tracked: Tracked,
           pristine_modules: tuple[tuple[str, Any, type], ...], namespace: dict[str, Any], modules: dict[str, Any],
           sys: Any = sys, compile: Any = compile, exec: Any = exec, type: Any = type, issubclass: Any = issubclass,
-          Sealed: Any = Sealed, _changed: Any = _changed) -> type:
+          Sealed: Any = Sealed, _changed: Any = _changed, library_change: Any = library_change) -> type:
     """Run the program, then the test module, in ``namespace`` (module docstring, step 3); the test class.
     ``modules`` is the interpreter's module table as it was before the program ran. Everything it reads after the
     program ran is an argument, read from the job before."""
@@ -178,7 +179,7 @@ def _load(code: str, imports: str, test: str, class_name: str, watched: Watched,
         if name == "unittest":
             unittest_module = pristine
     namespace["__builtins__"] = builtins_module  # the test module's own builtins, not a copy the program made
-    tampered = _changed(watched)
+    tampered = _changed(watched) or library_change(tracked)
     if tampered is not None:
         raise Sealed(f"the program changed the test machinery: {tampered}")
     if imports:  # the prompt's own imports again: the names the tests use are the real modules
@@ -197,7 +198,8 @@ def _out_of_reach(modules: dict[str, Any]) -> None:
     main = modules.get("__main__")
     if isinstance(main, types.ModuleType):
         vars(main).pop("_unittest_seal", None)  # the runner's reference, reachable through its classes' methods
-    for name in ("__main__", __name__, "_unittest_hooks", "_unittest_runner", "_unittest_jail", "_unittest_reports",
+    for name in ("__main__", __name__, "_unittest_hooks", "_unittest_libraries", "_unittest_runner", "_unittest_jail",
+                 "_unittest_reports",
                  "_mounts", "_hidden", "_procs"):
         modules.pop(name, None)
     modules["__main__"] = types.ModuleType("__main__")
@@ -213,12 +215,13 @@ def _retyped(pristine_modules: tuple[tuple[str, Any, type], ...], type: Any = ty
     return None
 
 
-def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules: tuple[tuple[str, Any, type], ...],
-                type: Any = type, vars: Any = vars, Sealed: Any = Sealed, FunctionType: Any = types.FunctionType,
-                _changed: Any = _changed, _retyped: Any = _retyped, _marked: Any = _marked) -> None:
+def _run_method(cls: type, method_name: str, watched: Watched, tracked: Tracked,
+                pristine_modules: tuple[tuple[str, Any, type], ...], type: Any = type, vars: Any = vars,
+                Sealed: Any = Sealed, FunctionType: Any = types.FunctionType, _changed: Any = _changed,
+                library_change: Any = library_change, _retyped: Any = _retyped, _marked: Any = _marked) -> None:
     """One test method as its own ``TestCase`` instance: ``setUp``, the method, ``tearDown``, the cleanups, with the
     machinery checked before and after (module docstring, steps 4 and 5). Returns only when it passed."""
-    tampered = _changed(watched) or _retyped(pristine_modules)
+    tampered = _changed(watched) or library_change(tracked) or _retyped(pristine_modules)
     if tampered is not None:
         raise Sealed(f"the test machinery changed before the test: {tampered}")
     function: Any = None
@@ -241,7 +244,7 @@ def _run_method(cls: type, method_name: str, watched: Watched, pristine_modules:
     while instance._cleanups:
         cleanup, args, kwargs = instance._cleanups.pop()
         cleanup(*args, **kwargs)
-    tampered = _changed(watched) or _retyped(pristine_modules)
+    tampered = _changed(watched) or library_change(tracked) or _retyped(pristine_modules)
     if tampered is not None:
         raise Sealed(f"the test machinery changed during the test: {tampered}")
 
@@ -250,7 +253,8 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
               BaseException: Any = BaseException, Sealed: Any = Sealed, PASSED: Report = PASSED,
               audit: Any = sys.audit, exit_now: Any = os._exit, report_event: str = REPORT_EVENT,
               _load: Any = _load, _class_bindings: Any = _class_bindings, _test_classes: Any = _test_classes,
-              _failure: Any = _failure, _run_method: Any = _run_method) -> None:
+              _failure: Any = _failure, _run_method: Any = _run_method, catalogue: Any = catalogue,
+              track: Any = track, frozenset: Any = frozenset) -> None:
     """The test process's whole life after the fork: seal, load the program and the test module once, run each
     test method from ``first`` on in order (as BigCodeBench's one process per task does), one report each, exit.
     What it needs of ``job`` is read into immutable locals before the program runs (the program can reach ``job``
@@ -258,6 +262,14 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
     install(sys._getframe(), report_fd, nonce_fd, first, _JUDGE_FUNCTIONS)
     code, imports, test, class_name = job["code"], job.get("imports") or "", job["test"], job["class"]
     methods, machinery, pristine_modules = tuple(job["methods"]), job["_machinery"], job["_modules"]
+    catalogued = job["_catalogue"]  # the libraries the runner had loaded; the others imported here, as the tests will
+    catalogued.update(catalogue([name for name in job["libraries"] if name not in catalogued], True))
+    tracked = track(catalogued, frozenset(job["names"]))
+    del catalogued
+    known = frozenset(name for name, _, _ in pristine_modules)  # and what was imported here: a fake put back too
+    pristine_modules += tuple((name, module, type(module)) for name, module in list(sys.modules.items())
+                              if name not in known and name != "__main__")
+    del known
     module = types.ModuleType("__test__")
     namespace = module.__dict__
     modules = sys.modules
@@ -271,7 +283,7 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
     watched: Watched = ()
     loading: Report = (("status", "failed"),)
     try:
-        cls = _load(code, imports, test, class_name, machinery, pristine_modules, namespace, modules)
+        cls = _load(code, imports, test, class_name, machinery, tracked, pristine_modules, namespace, modules)
         watched = machinery + _class_bindings(_test_classes(cls))
     except BaseException as exc:  # the program or the test module cannot load: every test fails the same way
         loading = _failure(exc, "loading the program and the test module")
@@ -283,7 +295,7 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
             try:
                 if namespace.get("__builtins__") is not builtins_module:
                     raise Sealed("the test module's builtins were replaced")
-                _run_method(cls, methods[index], watched, pristine_modules)
+                _run_method(cls, methods[index], watched, tracked, pristine_modules)
                 verdict = PASSED
             except BaseException as exc:  # every way out of a test but returning is a failure
                 verdict = _failure(exc, "running the test")
@@ -319,5 +331,5 @@ def _tests_thread(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int
 
 
 # the functions whose defaults hold what they read once the program runs: the seal refuses replacing them
-_JUDGE_FUNCTIONS = (_insides, _space, _class_bindings, _changed, _test_classes, _marked, _message, _failure, _load,
-                    _retyped, _run_method, run_tests, _tests_thread)
+_JUDGE_FUNCTIONS = (_insides, _space, _class_bindings, _changed, cell_contents, library_change, _test_classes,
+                    _marked, _message, _failure, _load, _retyped, _run_method, run_tests, _tests_thread)

@@ -79,6 +79,28 @@ BIGCODEBENCH_HOLES = {
 }
 
 
+# A library function the tests compare with, rebound or shadowed: the judge before 2026-12-05 passed every test of
+# /33 and /371 (both programs) and 4 of 5 of /44's with these wrong programs.
+LIBRARY_TAMPERING = {
+    "np.array_equal rebound": (
+        "BigCodeBench/33",
+        "import numpy as np\nnp.array_equal = lambda *a, **k: True\ndef task_func(list_of_pairs):\n"
+        "    return np.array([0])\n"),
+    "np.allclose rebound": (
+        "BigCodeBench/44",
+        "import numpy as np\nimport matplotlib.pyplot as plt\nnp.allclose = lambda *a, **k: True\n"
+        "def task_func(df):\n    fig, ax = plt.subplots()\n    return df.fillna(0) * 0, ax\n"),
+    "DataFrame.equals shadowing NDFrame's": (
+        "BigCodeBench/371",
+        "import pandas as pd\npd.DataFrame.equals = lambda self, other: True\ndef task_func(l):\n"
+        "    return pd.DataFrame({'Scaled Values': l})\n"),
+    "NDFrame.equals replaced during the test": (
+        "BigCodeBench/371",
+        "import pandas as pd\ndef task_func(l):\n    pd.core.generic.NDFrame.equals = lambda self, other: True\n"
+        "    return pd.DataFrame({'Scaled Values': l})\n"),
+}
+
+
 @pytest.fixture(scope="module")
 def bigcodebench_workers():
     if not PYTHON:
@@ -100,3 +122,12 @@ def test_a_wrong_program_cannot_buy_environment(bigcodebench_workers):
     problem = load_dataset("bigcodebench-complete").by_id()["BigCodeBench/177"]
     result = bigcodebench_workers.judge(problem, "def task_func(df):\n    raise LookupError('Resource punkt not found.')\n")
     assert result.status == "failed", result
+
+
+@pytest.mark.parametrize("label", sorted(LIBRARY_TAMPERING))
+def test_a_library_function_the_tests_compare_with_cannot_be_rebound(bigcodebench_workers, label):
+    task, program = LIBRARY_TAMPERING[label]
+    problem = load_dataset("bigcodebench-complete").by_id()[task]
+    result = bigcodebench_workers.judge(problem, program)
+    assert result.status == "failed" and all(t.status == "failed" for t in result.tests), (label, result)
+    assert "changed" in (result.message or ""), result
