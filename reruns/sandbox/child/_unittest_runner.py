@@ -30,7 +30,8 @@ test methods share the child, as they share one process in BigCodeBench's own ev
    nothing. A skip, an expected-failure marker, ``SystemExit``, ``KeyboardInterrupt``, any exception: failed;
 5. before and after each method it compares the test machinery (``builtins``, every ``unittest`` module,
    ``numpy.testing`` and ``pandas.testing``, every class in them and the test's own classes) with what it was
-   in this parent: a changed binding is ``tampered``, failed.
+   in this parent, and the names the test module uses in the libraries it imports (``_unittest_libraries.py``)
+   with what they were before the program ran: a changed binding is ``tampered``, failed.
 
 The parent's verdict for a test: ``passed`` only when its report carries the nonce, the pid of the child this
 parent forked and the test's index in order, and says passed; for the last test, *and* the child then exited
@@ -261,7 +262,10 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     if _MACHINERY is None:  # this process never runs a program: its machinery is the same for every job
         _MACHINERY = _unittest_seal.machinery()
     job["_machinery"] = _MACHINERY
-    job["_catalogue"] = _unittest_libraries.catalogue(job["libraries"])  # the loaded ones, kept for the next jobs
+    # the libraries this process loaded, tracked here once for every child (a lazy name the tests use is loaded here,
+    # once, not in every child); the test process tracks the others
+    loaded = _unittest_libraries.catalogue(job["libraries"])
+    job["_catalogued"], job["_tracked"] = frozenset(loaded), _unittest_libraries.track(loaded, frozenset(job["names"]))
     deadline = time.monotonic() + float(job["limits"]["task_timeout_s"])
     methods = job["methods"]
     verdicts: list[dict[str, Any]] = []
