@@ -83,6 +83,7 @@ def install(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: i
     frozen_attributes = frozenset(("__defaults__", "__kwdefaults__"))
     to_a_frame = frozenset(("sys._getframe", "object.__getattr__", "gc.get_referents"))
     type_, len_, str_, int_, tuple_, bytes_, oserror = type, len, str, int, tuple, bytes, OSError
+    id_event = "builtins.id"
     # this process's own /proc files that expose its memory, by device and inode: a path that leads to one through a
     # link is refused as the path itself is, with no call into Python code (``os.path.realpath`` reads posixpath's
     # globals, which the program can rebind, and would run them with this hook's frame on the stack)
@@ -96,6 +97,8 @@ def install(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: i
     proc_inodes = frozenset(inodes)
 
     def refusing(event: str, args: tuple[Any, ...]) -> None:
+        if event == id_event:  # the most frequent event by far (matplotlib: 30,000 a task), and harmless
+            return
         # a report is being written on this thread: only the reporting hook's own look at its caller passes
         if writing and get_ident() in writing and event in to_a_frame and \
                 (event != "sys._getframe" or len_(args) != 1 or args[0] is not main_frame):
