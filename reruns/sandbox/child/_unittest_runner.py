@@ -124,6 +124,11 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
             assert workdir is not None
             os.chdir(workdir)
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # after the uid change, which clears it
+        # the libraries the tests import that this parent had not loaded: imported here, in the task's root, as the
+        # test module would import them, and tracked with the parent's (_unittest_libraries.py)
+        missing = [name for name in job["libraries"] if name not in job["_catalogued"]]
+        job["_tracked"] = _unittest_libraries.joined(job["_tracked"], _unittest_libraries.track(
+            _unittest_libraries.catalogue(missing, True), frozenset(job["names"])))
     except BaseException as exc:  # no line of the program has run: the judge's failure, said on the setup pipe
         os.write(setup_fd, f"0{type(exc).__name__}: {exc}"[:1000].encode(errors="replace"))
         os._exit(73)

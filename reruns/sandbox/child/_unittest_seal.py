@@ -14,7 +14,7 @@ import types
 from typing import Any
 
 from _unittest_hooks import MAX_REPORT, NONCE_BYTES, REPORT_EVENT, Sealed, install
-from _unittest_libraries import Tracked, catalogue, cell_contents, joined, library_change, track
+from _unittest_libraries import Tracked, cell_contents, library_change
 
 __all__ = ["MAX_REPORT", "NONCE_BYTES", "REPORT_EVENT", "Sealed", "machinery", "run_in_a_thread", "run_tests"]
 
@@ -253,8 +253,7 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
               BaseException: Any = BaseException, Sealed: Any = Sealed, PASSED: Report = PASSED,
               audit: Any = sys.audit, exit_now: Any = os._exit, report_event: str = REPORT_EVENT,
               _load: Any = _load, _class_bindings: Any = _class_bindings, _test_classes: Any = _test_classes,
-              _failure: Any = _failure, _run_method: Any = _run_method, catalogue: Any = catalogue,
-              track: Any = track, joined: Any = joined, frozenset: Any = frozenset) -> None:
+              _failure: Any = _failure, _run_method: Any = _run_method, frozenset: Any = frozenset) -> None:
     """The test process's whole life after the fork: seal, load the program and the test module once, run each
     test method from ``first`` on in order (as BigCodeBench's one process per task does), one report each, exit.
     What it needs of ``job`` is read into immutable locals before the program runs (the program can reach ``job``
@@ -262,12 +261,8 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
     install(sys._getframe(), report_fd, nonce_fd, first, _JUDGE_FUNCTIONS)
     code, imports, test, class_name = job["code"], job.get("imports") or "", job["test"], job["class"]
     methods, machinery, pristine_modules = tuple(job["methods"]), job["_machinery"], job["_modules"]
-    # the libraries the runner had loaded were tracked there, before the fork; the others are imported and tracked
-    # here, before the program runs, as the test module would import them
-    missing = [name for name in job["libraries"] if name not in job["_catalogued"]]
-    tracked = joined(job["_tracked"], track(catalogue(missing, True), frozenset(job["names"])))
-    del missing
-    known = frozenset(name for name, _, _ in pristine_modules)  # and what was imported here: a fake put back too
+    tracked = job["_tracked"]  # the libraries the tests import (the runner's, and those the child imported)
+    known = frozenset(name for name, _, _ in pristine_modules)  # and what the child imported: a fake put back too
     pristine_modules += tuple((name, module, type(module)) for name, module in list(sys.modules.items())
                               if name not in known and name != "__main__")
     del known
