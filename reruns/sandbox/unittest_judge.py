@@ -97,7 +97,7 @@ def watched_libraries(test_source: str, imports: str = "") -> tuple[tuple[str, .
     """The modules the test module and the prompt's ``imports`` import (every dotted prefix of each, and for
     ``from X import Y`` also ``X.Y``, which the runner keeps only where it is a module), and every name the test
     module uses (identifiers and attribute names): what the seal watches in those libraries' namespaces, so that
-    a program cannot rebind a library function the tests compare with (``_unittest_seal.track``). Both sorted;
+    a program cannot rebind a library function the tests compare with (``_unittest_libraries.track``). Both sorted;
     empty for a source that does not parse (it then fails as a test module anyway)."""
     modules: set[str] = set()
     names: set[str] = set()

@@ -199,8 +199,7 @@ def _out_of_reach(modules: dict[str, Any]) -> None:
     if isinstance(main, types.ModuleType):
         vars(main).pop("_unittest_seal", None)  # the runner's reference, reachable through its classes' methods
     for name in ("__main__", __name__, "_unittest_hooks", "_unittest_libraries", "_unittest_runner", "_unittest_jail",
-                 "_unittest_reports",
-                 "_mounts", "_hidden", "_procs"):
+                 "_unittest_reports", "_mounts", "_hidden", "_procs"):
         modules.pop(name, None)
     modules["__main__"] = types.ModuleType("__main__")
     here = os.path.dirname(os.path.abspath(__file__))
