@@ -124,7 +124,7 @@ def sampling_condition(run: Run, label: str) -> Condition:
 
 def judge_condition(run: Run) -> Condition:
     """Which judge gave the verdicts of ``run``."""
-    named = _extra(run, "judge")
+    named = run.manifest.judge
     if isinstance(named, str) and named:
         return Condition(named, named)
     source = run.manifest.source

@@ -21,7 +21,7 @@ from sotacheck.reruns.benchmarks.suites import base_tests
 from sotacheck.reruns.executors import EXECUTORS
 from sotacheck.reruns.samples import Duplicates
 from sotacheck.reruns.sandbox.result import SandboxLimits
-from sotacheck.reruns.sandbox.submission import JudgedSubmission
+from sotacheck.reruns.sandbox.submission import JudgedSubmission, judge_description
 
 
 @dataclass(frozen=True)
@@ -241,6 +241,7 @@ def write_judged_run(out: Path, report: JudgeReport, arm: str | None = None, for
         seen[verdict.problem_id] += 1
     files = [{"file": str(report.samples), "sha256": file_sha256(report.samples)}] if report.samples else []
     manifest = Manifest(name=out.name, source="sotacheck judge", files=files,
+                        judge=judge_description(report.dataset, None),
                         dataset=DatasetInfo(name=report.dataset.name, content_hash=report.dataset.content_hash,
                                             sources=list(report.dataset.sources), problems=len(report.dataset)))
     return write_run(out, pd.DataFrame(rows), manifest, overwrite=force)

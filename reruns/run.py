@@ -27,6 +27,7 @@ from sotacheck.reruns.model.base import ChatModel
 from sotacheck.reruns.model.retry import RetryPolicy
 from sotacheck.reruns.pipelines import get_pipeline
 from sotacheck.reruns.progress import progress_bar
+from sotacheck.reruns.sandbox.submission import judge_description
 from sotacheck.reruns.spec import PipelineSpec, RunSpec, load_spec, validate_spec
 from sotacheck.reruns.store.export import calls_frame, outcome_frame
 from sotacheck.reruns.store.run_store import RunStore
@@ -229,6 +230,7 @@ def _finish(run_dir: Path, spec: RunSpec, dataset: Dataset, store: RunStore, tot
         pipeline_defaults={arm.pipeline: get_pipeline(arm.pipeline).defaults().model_dump() for arm in arms},
         arm_sampling=store.get_meta("arm_sampling") or spec.arm_sampling(),
         pipeline_revisions=store.get_meta("pipeline_revisions") or spec.pipeline_revisions(),
+        judge=judge_description(dataset, spec.test_timeout_s),
         **({"original_code": checkouts} if checkouts else {}))
     frame = export_into(run_dir, outcome_frame(store, {arm.name: arm.columns() for arm in arms}), manifest,
                         calls_frame(store))

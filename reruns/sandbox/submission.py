@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from sotacheck.core.deprecation import renamed_names
-from sotacheck.reruns.benchmarks.problem import Problem
+from sotacheck.reruns.benchmarks.problem import Dataset, Problem
 from sotacheck.reruns.sandbox.completion import assemble_program, interface_names, prompt_preamble
 from sotacheck.reruns.sandbox.execution import EVERY_NAME
 from sotacheck.reruns.sandbox.pool import SandboxPool
@@ -32,6 +32,17 @@ class JudgedSubmission:
     @property
     def passed(self) -> bool:
         return self.result.passed
+
+
+def judge_description(dataset: Dataset, test_timeout_s: float | None) -> str:
+    """Which judge gives ``dataset``'s verdicts and under what limit, as a run's manifest records it (``judge``: a
+    study's condition in the report): BigCodeBench's unittest judge and its limit per task for a ``unittest``
+    benchmark (``test_timeout_s`` does not apply there), else the sandbox and its limit per test."""
+    if any(problem.kind == "unittest" for problem in dataset.problems):
+        from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits
+
+        return f"sotacheck unittest judge (a sealed process per task), {UnittestLimits().task_timeout_s:g} s a task"
+    return "sotacheck sandbox" + (f", {test_timeout_s} s per test" if test_timeout_s is not None else "")
 
 
 def judge_hidden(pool: SandboxPool, problem: Problem, completion: str,

@@ -106,6 +106,9 @@ class Manifest(BaseModel):
     arm_sampling: dict[str, dict[str, Any]] = Field(default_factory=dict)
     # The revision of each pipeline a rerun ran (sotacheck's ``Pipeline.revision``); absent: each one's first.
     pipeline_revisions: dict[str, int] = Field(default_factory=dict)
+    # Which judge gave the verdicts, and under what limit (a rerun's and ``sotacheck judge``'s own; a study's
+    # condition). Absent: as the source and the spec say (runs recorded before it was written).
+    judge: str | None = None
     # Each system's own facts, one value per system, as an imported long table or submission gives them
     # (``model``, ``method``, ``release_date``, ``open_weights``, ``harness``, ``meta.<name>``, SWE-bench's
     # ``metadata``): the arm → {fact: value}; a leaderboard lists them beside the systems.
