@@ -211,3 +211,12 @@ def test_each_program_makes_its_targets_test_pass_where_nothing_watches(target, 
     tampered = subprocess.run([sys.executable, "-c", _UNSEALED, program(target, way, 0), TESTS, test],
                               capture_output=True, text=True, timeout=60)
     assert (alone.returncode, tampered.returncode) == (1, 0), (TARGETS[target][:2], WAYS[way], tampered.stderr[-2000:])
+
+
+@pytest.mark.parametrize("way", range(len(WAYS)), ids=WAYS)
+def test_an_honest_program_judged_right_after_a_tampering_one_passes(workers, way):
+    """The same runner (one worker), a library rebound in the task before: nothing of it reaches the next task."""
+    for target in range(len(TARGETS)):
+        workers.run(program(target, way, 0), TESTS, _limits())
+        result = workers.run(HONEST, TESTS, _limits())
+        assert [t.status for t in result.tests] == ["passed"] * len(TARGETS), (TARGETS[target][:2], WAYS[way], result)
