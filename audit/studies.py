@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from sotacheck.core.rundir import Run
+from sotacheck.core.rundir import Run, sandbox_judge
 
 SAMPLING_KEYS = ("temperature", "top_p", "max_tokens")
 RUN_COLUMN = "run_index"  # added by combine_runs: which of the runs given a row came from
@@ -129,8 +129,7 @@ def judge_condition(run: Run) -> Condition:
         return Condition(named, named)
     source = run.manifest.source
     if source in SANDBOX_SOURCES:
-        timeout = (run.manifest.spec or {}).get("test_timeout_s")
-        text = "sotacheck sandbox" + (f", {timeout} s per test" if timeout is not None else "")
+        text = sandbox_judge((run.manifest.spec or {}).get("test_timeout_s"))
         return Condition(text, text)
     if source in ("unknown", "csv", "", None):
         return Condition("not recorded", f"not recorded in run {run.name}")

@@ -42,7 +42,9 @@ def judge_description(dataset: Dataset, test_timeout_s: float | None) -> str:
         from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits
 
         return f"sotacheck unittest judge (a sealed process per task), {UnittestLimits().task_timeout_s:g} s a task"
-    return "sotacheck sandbox" + (f", {test_timeout_s} s per test" if test_timeout_s is not None else "")
+    from sotacheck.core.rundir import sandbox_judge  # with pandas: not on the judge's start-up path
+
+    return sandbox_judge(test_timeout_s)
 
 
 def judge_hidden(pool: SandboxPool, problem: Problem, completion: str,

@@ -119,6 +119,12 @@ class Manifest(BaseModel):
         return self.versions.get("sotacheck", "unknown")
 
 
+def sandbox_judge(test_timeout_s: float | None) -> str:
+    """How a manifest names sotacheck's sandbox judge and its limit per test (``judge``): what a rerun writes and
+    what the report reads for a run recorded before runs wrote it, in the same words, so both are one study."""
+    return "sotacheck sandbox" + (f", {test_timeout_s} s per test" if test_timeout_s is not None else "")
+
+
 def manifest_of(fields: Mapping[str, Any] | Manifest, name: str = "run", source: str = "unknown") -> Manifest:
     """A manifest from its fields (``name`` and ``source`` filled in when missing), validated once; a
     field of the wrong type is an error naming it."""

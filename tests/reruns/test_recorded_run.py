@@ -14,6 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.bigcodebench_environment import MISSING
+from tests.bigcodebench_environment import PYTHON as BIGCODEBENCH_PYTHON
 from tests.sotacheck_command import SOTACHECK
 
 RUNS = Path(__file__).resolve().parents[2] / "recordings"
@@ -66,18 +68,6 @@ def test_a_run_of_an_earlier_revision_refuses_to_replay_in_one_line(tmp_path, na
     assert (copy / "outcomes.csv").read_bytes() == (RUNS / name / "outcomes.csv").read_bytes()  # nothing rewritten
 
 
-def _evaluation_environment_missing() -> str:
-    """Why BigCodeBench's tasks cannot be judged here (``make setup-bigcodebench`` builds what they import), or ''."""
-    from sotacheck.core.errors import InputError
-    from sotacheck.reruns.sandbox.unittest_judge import evaluation_python
-
-    try:
-        evaluation_python()
-    except InputError as exc:
-        return str(exc)
-    return ""
-
-
 # make test replays the smallest HumanEval run and the BigCodeBench slice (about 40 s: re-judging it needs the
 # benchmark's environment, `make setup` builds it); make test-all every one (the decay sweep takes minutes).
 FAST_REPLAYS = ("reference-qwen05b", "bigcodebench-methods-qwen05b")
@@ -86,8 +76,7 @@ FAST_REPLAYS = ("reference-qwen05b", "bigcodebench-methods-qwen05b")
 def _replay_marks(name: str) -> list[pytest.MarkDecorator]:
     marks = [] if name in FAST_REPLAYS else [pytest.mark.slow]
     if json.loads((RUNS / name / "run.json").read_text())["dataset"]["name"].startswith("bigcodebench"):
-        missing = _evaluation_environment_missing()
-        marks.append(pytest.mark.skipif(bool(missing), reason=f"BigCodeBench's tasks cannot be judged here: {missing}"))
+        marks.append(pytest.mark.skipif(not BIGCODEBENCH_PYTHON, reason=MISSING))
     return marks
 
 

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks import load_dataset
 from sotacheck.reruns.benchmarks.problem import Dataset
 from sotacheck.reruns.sandbox import SandboxLimits, SandboxPool
-from sotacheck.reruns.sandbox.unittest_judge import calibrated_program, evaluation_python
+from sotacheck.reruns.sandbox.unittest_judge import calibrated_program
 from sotacheck.reruns.suspects import (
     _PERTURB_OBJECT,
     CONSTANTS,
@@ -24,6 +23,8 @@ from sotacheck.reruns.suspects import (
     self_comparing,
     wrong_programs,
 )
+from tests.bigcodebench_environment import MISSING
+from tests.bigcodebench_environment import PYTHON as BIGCODEBENCH_PYTHON
 
 FOUND_BY_HAND = {  # issue #33's cases, and the kind of wrong program that must pass each
     ("humaneval", "HumanEval/33"): "self-comparison",   # three asserts compare the candidate with itself
@@ -88,16 +89,10 @@ def test_the_perturbed_canonical_result_differs_for_each_kind_of_result() -> Non
             perturbed(unchanged)
 
 
-try:
-    BIGCODEBENCH_PYTHON = evaluation_python()
-except InputError as exc:
-    BIGCODEBENCH_PYTHON, NO_ENVIRONMENT = "", str(exc)
-else:
-    NO_ENVIRONMENT = ""
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not BIGCODEBENCH_PYTHON, reason=NO_ENVIRONMENT or "no BigCodeBench environment")
+@pytest.mark.skipif(not BIGCODEBENCH_PYTHON, reason=MISSING)
 def test_bigcodebench_shaped_tasks_whose_tests_accept_a_stub_or_a_changed_result_are_flagged() -> None:
     data = load_dataset("bigcodebench-complete", data_dir=BIGCODEBENCH_SHAPED)
     with SandboxPool(workers=2, limits=SandboxLimits(test_timeout_s=5)) as pool:

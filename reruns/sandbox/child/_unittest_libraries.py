@@ -4,7 +4,7 @@ checks them before and after each test, as it checks the test machinery).
 A test's verdict also rests on the library functions it compares with (``np.allclose``, ``np.array_equal``,
 ``DataFrame.equals``, ``len(df)``): a program that rebinds one of them, or gives a class a method that shadows
 one, buys a pass as surely as a no-op assertion. Watched, for each task: every name the test module uses (its
-identifiers, from the judge's ``ast`` walk, ``unittest_judge.watched_libraries``) and the special methods that
+identifiers, from the judge's ``ast`` walk, ``unittest_sources.watched_libraries``) and the special methods that
 comparisons, ``len``, ``in`` and truth call implicitly, in the namespaces of the modules the test module and the
 prompt import (one level of their submodules too, for names: ``np.linalg.norm``) and of every class bound in those
 modules, with its bases (not the interpreter's immutable types, which nothing can change): the classes a test
@@ -51,6 +51,7 @@ _CATALOGUE: dict[str, tuple[Holder, ...]] = {}
 # closure cells with their contents.
 Tracked = tuple[tuple[Any, ...], tuple[type, ...], tuple[str, ...], tuple[Any, ...], tuple[str, ...], tuple[Any, ...],
                 tuple[int, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]
+_OWNERS = 6  # Tracked's field of each binding's holder index
 _MODULE_IMPLICIT = ("__getattr__",)
 _call: Any = getattr(operator, "call", None) or (lambda function, *args: function(*args))  # operator.call: 3.11+
 
@@ -170,10 +171,12 @@ def track(catalogued: dict[str, tuple[Holder, ...]], names: frozenset[str]) -> T
 
 def joined(first: Tracked, second: Tracked) -> Tracked:
     """Both sets of bindings as one (the runner's, tracked before the fork, and the test process's own)."""
-    offset = len(first[0])
-    parts = [a + b for a, b in zip(first, second, strict=True)]
-    parts[6] = first[6] + tuple(owner + offset for owner in second[6])
-    return tuple(parts)  # type: ignore[return-value]
+    offset = len(first[0])  # the second's owners index its own holders, which now follow the first's
+    parts: list[Any] = [a + b for a, b in zip(first, second, strict=True)]
+    before: Any = first[_OWNERS]
+    after: Any = second[_OWNERS]
+    parts[_OWNERS] = before + tuple(owner + offset for owner in after)
+    return tuple(parts)
 
 
 def cell_contents(cell: Any, ValueError: Any = ValueError, _MISSING: Any = _MISSING) -> Any:

@@ -41,15 +41,8 @@ _MISSING = object()
 # keeps anyone from replacing on these functions), and their locals hold nothing that can be changed in place.
 
 
-def _insides(function: types.FunctionType, type: Any = type, tuple: Any = tuple, ValueError: Any = ValueError,
-             _MISSING: Any = _MISSING) -> tuple[Any, ...]:
-    contents = []
-    for cell in function.__closure__ or ():
-        try:
-            contents.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            contents.append(_MISSING)
-    return (function.__defaults__, function.__kwdefaults__, *contents)
+def _insides(function: types.FunctionType, map: Any = map, cell_contents: Any = cell_contents) -> tuple[Any, ...]:
+    return (function.__defaults__, function.__kwdefaults__, *map(cell_contents, function.__closure__ or ()))
 
 
 def _space(name: str, holder: Any, bindings: dict[str, Any], shadowable: frozenset[str], type: Any = type,

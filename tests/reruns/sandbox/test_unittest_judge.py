@@ -13,7 +13,8 @@ import pytest
 
 from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks.problem import Problem
-from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits, UnittestWorkers, _result, defined_test_methods
+from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits, UnittestWorkers, _result
+from sotacheck.reruns.sandbox.unittest_sources import defined_test_methods
 
 TESTS = '''import unittest
 from unittest.mock import patch

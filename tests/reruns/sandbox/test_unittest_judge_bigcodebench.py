@@ -6,25 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks import load_dataset
-from sotacheck.reruns.sandbox.unittest_judge import UnittestWorkers, evaluation_python
+from sotacheck.reruns.sandbox.unittest_judge import UnittestWorkers
+from tests.bigcodebench_environment import MISSING, PYTHON
 
 pytestmark = pytest.mark.slow
 
-try:
-    PYTHON = evaluation_python()
-except InputError as exc:
-    PYTHON = ""
-    REASON = str(exc)
-else:
-    REASON = ""
 
 # pandas, matplotlib, scikit-learn, requests (mocked), a file written: a spread of what the tasks do
 TASKS = ("BigCodeBench/1", "BigCodeBench/37", "BigCodeBench/100", "BigCodeBench/215", "BigCodeBench/530")
 
 
-@pytest.mark.skipif(not PYTHON, reason=REASON or "no BigCodeBench environment")
+@pytest.mark.skipif(not PYTHON, reason=MISSING)
 @pytest.mark.parametrize("split", ["complete", "instruct"])
 def test_canonical_solutions_pass_and_a_stub_fails(split):
     problems = load_dataset(f"bigcodebench-{split}").by_id()
@@ -104,7 +97,7 @@ LIBRARY_TAMPERING = {
 @pytest.fixture(scope="module")
 def bigcodebench_workers():
     if not PYTHON:
-        pytest.skip(REASON or "no BigCodeBench environment")
+        pytest.skip(MISSING)
     with UnittestWorkers(1, python=PYTHON, preload=("numpy", "pandas")) as workers:
         yield workers
 

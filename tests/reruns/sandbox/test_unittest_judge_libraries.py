@@ -18,7 +18,8 @@ import sys
 
 import pytest
 
-from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits, UnittestWorkers, watched_libraries
+from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits, UnittestWorkers
+from sotacheck.reruns.sandbox.unittest_sources import watched_libraries
 
 # Every test compares with a library binding; task_func's wrong answer (the honest one is in HONEST) fails each.
 TESTS = '''import unittest
