@@ -37,11 +37,12 @@ def every_run(tmp_path_factory) -> list[Run]:
     return [*(load_run(p) for p in sorted(RUNS.iterdir()) if p.is_dir()), load_run(mapcoder)]
 
 
-def _conditions(runs: list[Run]) -> dict[str, tuple[object, ...]]:
-    """(model, sampling, problems) of every arm of the combined table, read straight from the manifests."""
+def _conditions(runs: list[Run]) -> dict[tuple[str, str], tuple[object, ...]]:
+    """(model, sampling, problems) of every (arm, dataset) of the combined table, read straight from the
+    manifests: an arm name is unique per dataset only (two runs on different datasets may both say 'direct')."""
     table = combine_runs(runs)
     out = {}
-    for (index, arm), cells in table.groupby(["run_index", "arm"]):
+    for (index, arm, dataset), cells in table.groupby(["run_index", "arm", "dataset"]):
         manifest = runs[int(index)].manifest
         label = cells["label"].iloc[0]
         if manifest.model_identity is not None:
@@ -52,8 +53,8 @@ def _conditions(runs: list[Run]) -> dict[str, tuple[object, ...]]:
             entry = next(f for f in manifest.files if f["arm"] == label)
             model = (entry["model"], None)
             sampling = (entry["sampling"]["temperature"],)
-        problems = frozenset(table.loc[table["run_index"] == index, "problem"])
-        out[arm] = (model, sampling, problems)
+        problems = frozenset(table.loc[(table["run_index"] == index) & (table["dataset"] == dataset), "problem"])
+        out[arm, dataset] = (model, sampling, problems)
     return out
 
 
@@ -63,10 +64,12 @@ def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> 
     conditions = _conditions(every_run)
     assert result.comparisons
     for c in result.comparisons:
-        assert conditions[c.a] == conditions[c.b], (c.a, c.b)
+        assert conditions[c.a, c.dataset] == conditions[c.b, c.dataset], (c.a, c.b, c.dataset)
         assert c.study == c.family
-    by_study = {s.study.id: s for s in result.studies}
-    assert len(by_study) == 8
+    # one study per set of conditions, counted from the manifests (recordings/ grows; no fixed count)
+    assert len(result.studies) == len(set(conditions.values()))
+    for study in result.studies:
+        assert len({conditions[arm, study.study.dataset] for arm in study.study.arms}) == 1, study.study.id
     # the authors' four baselines on 5 problems (paper sampling) are a study of their own
     originals = next(s for s in result.studies if s.study.n_problems == 5)
     assert sorted(originals.study.arms) == [f"{name}@original"
@@ -80,6 +83,9 @@ def test_no_comparison_pairs_arms_of_different_models_or_sampling(every_run) -> 
     # the APPS rerun, at the methods' paper sampling (no reply cap), is a study of its own
     apps = next(s for s in result.studies if s.study.dataset == "apps")
     assert "top_p=0.95, max_tokens=none" in apps.study.sampling and apps.study.n_problems == 10
+    # the BigCodeBench slice: its six arms on their 20 tasks, a study of its own beside the HumanEval ones
+    bigcodebench = next(s for s in result.studies if s.study.dataset == "bigcodebench-complete")
+    assert bigcodebench.study.n_problems == 20 and len(bigcodebench.study.arms) == 6
     # the temperature-0.8 sweep is a study of its own, never paired with a temperature-0 arm
     hot = [s for s in result.studies if "temperature=0.8" in s.study.sampling]
     assert len(hot) == 1 and all(a.startswith("sweep-pycapsule-attempts-t08") for a in hot[0].study.arms)
