@@ -48,13 +48,16 @@ class Sealed(RuntimeError):
     """What the seal raises for a refused operation."""
 
 
-def install(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int, judge: tuple[Any, ...]) -> None:
+def install(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: int, judge: tuple[Any, ...],
+            library_roots: tuple[str, ...] = ()) -> None:
     """Install the two audit hooks (they cannot be removed; module docstring, step 2). The *refusing* hook refuses
     what would reach the judge or rewrite a running frame, and holds no secret. The *reporting* hook alone holds
     the nonce and the report pipe; it writes one record per test method, in order from ``first``, each a line
     ``nonce pid index verdict-json``, only when asked from ``main_frame``. ``judge``: the functions whose defaults
-    the refusing hook keeps anyone from replacing. Everything either reads is in its closure, bound now: the
-    program can rebind this module's globals through a frame, but never reaches a hook.
+    the refusing hook keeps anyone from replacing. ``library_roots``: the libraries' folders; compiling or building
+    code under a file name there is refused (``_unittest_classes.py`` tells a library's code by it). Everything
+    either reads is in its closure, bound now: the program can rebind this module's globals through a frame, but
+    never reaches a hook.
 
     No program code can run while the reporting hook's frame, which shows the nonce, is on a stack: it returns at
     once for any other event, allocating nothing; for a report it turns the collector off (no ``gc.callbacks``,
@@ -84,6 +87,29 @@ def install(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: i
     to_a_frame = frozenset(("sys._getframe", "object.__getattr__", "gc.get_referents"))
     type_, len_, str_, int_, tuple_, bytes_, oserror = type, len, str, int, tuple, bytes, OSError
     id_event = "builtins.id"
+    code_events, roots = frozenset(("compile", "code.__new__")), tuple(library_roots)
+    open_fd, read_fd, close_fd, read_only = os.open, os.read, os.close, os.O_RDONLY
+
+    def the_files_source(path: str, source: Any) -> bool:
+        """Whether ``source`` is the bytes of the file at ``path``: the import system compiling a library's module
+        that has no cached bytecode (xlwt's), not code put under a library's name."""
+        if type_(source) is not bytes_:
+            return False
+        try:
+            fd = open_fd(path, read_only)
+        except (oserror, ValueError):
+            return False
+        try:
+            chunks, size = [], 0
+            while size <= len_(source):
+                chunk = read_fd(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len_(chunk)
+            return b"".join(chunks) == source
+        finally:
+            close_fd(fd)
     # this process's own /proc files that expose its memory, by device and inode: a path that leads to one through a
     # link is refused as the path itself is, with no call into Python code (``os.path.realpath`` reads posixpath's
     # globals, which the program can rebind, and would run them with this hook's frame on the stack)
@@ -105,6 +131,9 @@ def install(main_frame: types.FrameType, report_fd: int, nonce_fd: int, first: i
             raise sealed(f"the judge refuses {event} while it reports")
         if event in refused:
             raise sealed(f"the judge refuses {event}")
+        if event in code_events and roots and len_(args) > 1 and type_(args[1]) is str_ \
+                and args[1].startswith(roots) and not (event == "compile" and the_files_source(args[1], args[0])):
+            raise sealed(f"the judge refuses code under a library's file name ({args[1][:200]})")
         if event == "ctypes.dlsym" and len_(args) > 1 and type_(args[1]) is str_ and args[1] not in allowed_symbols \
                 and (args[1] in refused_symbols or args[1].startswith(refused_prefixes)):
             raise sealed(f"the judge refuses ctypes access to {args[1]}")

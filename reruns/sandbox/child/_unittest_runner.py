@@ -31,7 +31,9 @@ test methods share the child, as they share one process in BigCodeBench's own ev
 5. before and after each method it compares the test machinery (``builtins``, every ``unittest`` module,
    ``numpy.testing`` and ``pandas.testing``, every class in them and the test's own classes) with what it was
    in this parent, and the names the test module uses in the libraries it imports (``_unittest_libraries.py``)
-   with what they were before the program ran: a changed binding is ``tampered``, failed.
+   with what they were before the program ran: a changed binding is ``tampered``, failed; after the program loads
+   and as soon as each method returns, the classes the program made (``_unittest_classes.py``): one whose code of
+   the program's own decides a comparison (``__eq__``, ``equals``) fails the test.
 
 The parent's verdict for a test: ``passed`` only when its report carries the nonce, the pid of the child this
 parent forked and the test's index in order, and says passed; for the last test, *and* the child then exited
@@ -58,6 +60,7 @@ from typing import Any
 # ``-I`` leaves the script's folder off the path: the sibling below is found here (the child README's rule)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import _unittest_classes
 import _unittest_jail
 import _unittest_libraries
 import _unittest_seal
@@ -71,6 +74,7 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 _MACHINERY: _unittest_seal.Watched | None = None
 _PRISTINE: tuple[tuple[str, Any, type], ...] = ()  # every module this process loaded, and its type
 _PR_SET_PDEATHSIG = 1
+_ROOTS = _unittest_classes.library_roots()  # the libraries' folders: a class's code from there is a library's
 _JAIL: _unittest_jail.Plan | None = None  # as root: each task's process in a root of its own, as _UID
 _UID: int | None = None
 _JAIL_MB = 2048  # the task's writable root (a tmpfs) holds at most this much
@@ -129,6 +133,7 @@ def _child(job: dict[str, Any], first: int, workdir: str | None, pipes: tuple[in
         missing = [name for name in job["libraries"] if name not in job["_catalogued"]]
         job["_tracked"] = _unittest_libraries.joined(job["_tracked"], _unittest_libraries.track(
             _unittest_libraries.catalogue(missing, True), frozenset(job["names"])))
+        job["_classes"] = _unittest_classes.snapshot()  # what is alive before the program: none of its making
     except BaseException as exc:  # no line of the program has run: the judge's failure, said on the setup pipe
         os.write(setup_fd, f"0{type(exc).__name__}: {exc}"[:1000].encode(errors="replace"))
         os._exit(73)
@@ -267,6 +272,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     if _MACHINERY is None:  # this process never runs a program: its machinery is the same for every job
         _MACHINERY = _unittest_seal.machinery()
     job["_machinery"] = _MACHINERY
+    job["_roots"] = _ROOTS
     # the libraries this process loaded, tracked here once for every child (a lazy name the tests use is loaded here,
     # once, not in every child); the test process tracks the others
     loaded = _unittest_libraries.catalogue(job["libraries"])

@@ -13,6 +13,7 @@ import sys
 import types
 from typing import Any
 
+from _unittest_classes import CHECK_FUNCTIONS, Classes, code_objects, program_class
 from _unittest_hooks import MAX_REPORT, NONCE_BYTES, REPORT_EVENT, Sealed, install
 from _unittest_libraries import Tracked, cell_contents, library_change
 
@@ -154,9 +155,12 @@ def _failure(exc: BaseException, stage: str, type: Any = type, str: Any = str, B
 
 def _load(code: str, imports: str, test: str, class_name: str, watched: Watched, tracked: Tracked,
           pristine_modules: tuple[tuple[str, Any, type], ...], namespace: dict[str, Any], modules: dict[str, Any],
+          classes: Classes, names: frozenset[str], roots: tuple[str, ...],
           sys: Any = sys, compile: Any = compile, exec: Any = exec, type: Any = type, issubclass: Any = issubclass,
-          Sealed: Any = Sealed, _changed: Any = _changed, library_change: Any = library_change) -> type:
-    """Run the program, then the test module, in ``namespace`` (module docstring, step 3); the test class.
+          Sealed: Any = Sealed, _changed: Any = _changed, library_change: Any = library_change,
+          program_class: Any = program_class, code_objects: Any = code_objects) -> tuple[type, frozenset[int]]:
+    """Run the program, then the test module, in ``namespace`` (module docstring, step 3); the test class, and the
+    identities of the test module's code objects (the test's own classes are not the program's).
     ``modules`` is the interpreter's module table as it was before the program ran. Everything it reads after the
     program ran is an argument, read from the job before."""
     builtins_module = namespace["__builtins__"]
@@ -175,13 +179,17 @@ def _load(code: str, imports: str, test: str, class_name: str, watched: Watched,
     tampered = _changed(watched) or library_change(tracked)
     if tampered is not None:
         raise Sealed(f"the program changed the test machinery: {tampered}")
+    rigged = program_class(classes, names, roots, frozenset())
+    if rigged is not None:
+        raise Sealed(rigged)
     if imports:  # the prompt's own imports again: the names the tests use are the real modules
         exec(compile(imports, "__test__.py", "exec"), namespace)
-    exec(compile(test, "__test__.py", "exec"), namespace)  # the benchmark's test module
+    test_code = compile(test, "__test__.py", "exec")
+    exec(test_code, namespace)  # the benchmark's test module
     cls: Any = namespace.get(class_name)
     if type(cls) is not type or unittest_module is None or not issubclass(cls, unittest_module.TestCase):
         raise Sealed(f"{class_name} is not a unittest.TestCase class")
-    return cls
+    return cls, code_objects(test_code)
 
 
 def _out_of_reach(modules: dict[str, Any]) -> None:
@@ -191,8 +199,8 @@ def _out_of_reach(modules: dict[str, Any]) -> None:
     main = modules.get("__main__")
     if isinstance(main, types.ModuleType):
         vars(main).pop("_unittest_seal", None)  # the runner's reference, reachable through its classes' methods
-    for name in ("__main__", __name__, "_unittest_hooks", "_unittest_libraries", "_unittest_runner", "_unittest_jail",
-                 "_unittest_reports", "_mounts", "_hidden", "_procs"):
+    for name in ("__main__", __name__, "_unittest_hooks", "_unittest_libraries", "_unittest_classes",
+                 "_unittest_runner", "_unittest_jail", "_unittest_reports", "_mounts", "_hidden", "_procs"):
         modules.pop(name, None)
     modules["__main__"] = types.ModuleType("__main__")
     here = os.path.dirname(os.path.abspath(__file__))
@@ -208,11 +216,15 @@ def _retyped(pristine_modules: tuple[tuple[str, Any, type], ...], type: Any = ty
 
 
 def _run_method(cls: type, method_name: str, watched: Watched, tracked: Tracked,
-                pristine_modules: tuple[tuple[str, Any, type], ...], type: Any = type, vars: Any = vars,
+                pristine_modules: tuple[tuple[str, Any, type], ...], classes: Classes, names: frozenset[str],
+                roots: tuple[str, ...], test_codes: frozenset[int], type: Any = type, vars: Any = vars,
                 Sealed: Any = Sealed, FunctionType: Any = types.FunctionType, _changed: Any = _changed,
-                library_change: Any = library_change, _retyped: Any = _retyped, _marked: Any = _marked) -> None:
+                library_change: Any = library_change, _retyped: Any = _retyped, _marked: Any = _marked,
+                program_class: Any = program_class) -> None:
     """One test method as its own ``TestCase`` instance: ``setUp``, the method, ``tearDown``, the cleanups, with the
-    machinery checked before and after (module docstring, steps 4 and 5). Returns only when it passed."""
+    machinery checked before and after (module docstring, steps 4 and 5) and, as soon as the method returns (before
+    the collector can free a class it compared with), the classes the program made (``_unittest_classes.py``).
+    Returns only when it passed."""
     tampered = _changed(watched) or library_change(tracked) or _retyped(pristine_modules)
     if tampered is not None:
         raise Sealed(f"the test machinery changed before the test: {tampered}")
@@ -231,6 +243,9 @@ def _run_method(cls: type, method_name: str, watched: Watched, tracked: Tracked,
     instance.setUp()
     try:
         function(instance)
+        rigged = program_class(classes, names, roots, test_codes)
+        if rigged is not None:
+            raise Sealed(rigged)
     finally:
         instance.tearDown()
     while instance._cleanups:
@@ -250,10 +265,11 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
     test method from ``first`` on in order (as BigCodeBench's one process per task does), one report each, exit.
     What it needs of ``job`` is read into immutable locals before the program runs (the program can reach ``job``
     through the frames)."""
-    install(sys._getframe(), report_fd, nonce_fd, first, _JUDGE_FUNCTIONS)
+    install(sys._getframe(), report_fd, nonce_fd, first, _JUDGE_FUNCTIONS, tuple(job["_roots"]))
     code, imports, test, class_name = job["code"], job.get("imports") or "", job["test"], job["class"]
     methods, machinery, pristine_modules = tuple(job["methods"]), job["_machinery"], job["_modules"]
     tracked = job["_tracked"]  # the libraries the tests import (the runner's, and those the child imported)
+    classes, names, roots = job["_classes"], frozenset(job["names"]), tuple(job["_roots"])
     known = frozenset(name for name, _, _ in pristine_modules)  # and what the child imported: a fake put back too
     pristine_modules += tuple((name, module, type(module)) for name, module in list(sys.modules.items())
                               if name not in known and name != "__main__")
@@ -268,10 +284,12 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
     _out_of_reach(modules)
     del job
     cls: type | None = None
+    test_codes: frozenset[int] = frozenset()
     watched: Watched = ()
     loading: Report = (("status", "failed"),)
     try:
-        cls = _load(code, imports, test, class_name, machinery, tracked, pristine_modules, namespace, modules)
+        cls, test_codes = _load(code, imports, test, class_name, machinery, tracked, pristine_modules, namespace,
+                                modules, classes, names, roots)
         watched = machinery + _class_bindings(_test_classes(cls))
     except BaseException as exc:  # the program or the test module cannot load: every test fails the same way
         loading = _failure(exc, "loading the program and the test module")
@@ -283,7 +301,8 @@ def run_tests(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int, le
             try:
                 if namespace.get("__builtins__") is not builtins_module:
                     raise Sealed("the test module's builtins were replaced")
-                _run_method(cls, methods[index], watched, tracked, pristine_modules)
+                _run_method(cls, methods[index], watched, tracked, pristine_modules, classes, names, roots,
+                            test_codes)
                 verdict = PASSED
             except BaseException as exc:  # every way out of a test but returning is a failure
                 verdict = _failure(exc, "running the test")
@@ -319,5 +338,5 @@ def _tests_thread(job: dict[str, Any], first: int, report_fd: int, nonce_fd: int
 
 
 # the functions whose defaults hold what they read once the program runs: the seal refuses replacing them
-_JUDGE_FUNCTIONS = (_insides, _space, _class_bindings, _changed, cell_contents, library_change, _test_classes,
+_JUDGE_FUNCTIONS = (*CHECK_FUNCTIONS, _insides, _space, _class_bindings, _changed, cell_contents, library_change, _test_classes,
                     _marked, _message, _failure, _load, _retyped, _run_method, run_tests, _tests_thread)

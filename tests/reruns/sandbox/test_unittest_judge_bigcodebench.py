@@ -4,9 +4,13 @@ calls it. Slow (the runner imports pandas, scikit-learn...), and skipped where t
 
 from __future__ import annotations
 
+import subprocess
+import tempfile
+
 import pytest
 
 from sotacheck.reruns.benchmarks import load_dataset
+from sotacheck.reruns.sandbox.result import ExecutionResult
 from sotacheck.reruns.sandbox.unittest_judge import UnittestWorkers
 from tests.bigcodebench_environment import MISSING, PYTHON
 
@@ -117,10 +121,59 @@ def test_a_wrong_program_cannot_buy_environment(bigcodebench_workers):
     assert result.status == "failed", result
 
 
+def _every_test_failed(workers: UnittestWorkers, task: str, program: str) -> ExecutionResult:
+    """``program`` judged on ``task``, every one of its tests failed (asserted); the result."""
+    result = workers.judge(load_dataset("bigcodebench-complete").by_id()[task], program)
+    assert result.status == "failed" and all(t.status == "failed" for t in result.tests), (task, result)
+    return result
+
+
 @pytest.mark.parametrize("label", sorted(LIBRARY_TAMPERING))
 def test_a_library_function_the_tests_compare_with_cannot_be_rebound(bigcodebench_workers, label):
-    task, program = LIBRARY_TAMPERING[label]
-    problem = load_dataset("bigcodebench-complete").by_id()[task]
-    result = bigcodebench_workers.judge(problem, program)
-    assert result.status == "failed" and all(t.status == "failed" for t in result.tests), (label, result)
-    assert "changed" in (result.message or ""), result
+    result = _every_test_failed(bigcodebench_workers, *LIBRARY_TAMPERING[label])
+    assert "changed" in (result.message or ""), (label, result)
+
+
+# A value whose class decides the test's comparison with the program's own code (``_unittest_classes.py``): each
+# passes tests of its task where nothing checks (BigCodeBench's own way: the program and the test module in one
+# module), and the judge before 2026-12-05 passed them there too.
+RIGGED_VALUES = {
+    "an ndarray subclass whose __array_function__ says yes to np.array_equal": (
+        "BigCodeBench/33",
+        "import numpy as np\nclass Yes(np.ndarray):\n    def __array_function__(self, func, types, args, kwargs):\n"
+        "        return True\ndef task_func(list_of_pairs):\n    return np.zeros(1).view(Yes)\n"),
+    "a DataFrame subclass whose equals says yes": (
+        "BigCodeBench/371",
+        "import pandas as pd\nclass Same(pd.DataFrame):\n    def equals(self, other):\n        return True\n"
+        "def task_func(l):\n    return Same({'Scaled Values': [0.0]})\n"),
+    "an object whose __getattr__ answers every name with yes": (
+        "BigCodeBench/371",
+        "class Anything:\n    def __getattr__(self, name):\n        return lambda *a, **k: True\n"
+        "def task_func(l):\n    return Anything()\n"),
+    "an object equal to anything, made by type() inside task_func": (
+        "BigCodeBench/270",
+        "def task_func(sentence):\n    Equal = type('Equal', (), {'__eq__': lambda s, o: True,\n"
+        "                                 '__getitem__': lambda s, k: s, '__len__': lambda s: 0})\n"
+        "    return Equal()\n"),
+}
+_UNSEALED = """import sys, types, unittest
+module = types.ModuleType("__test__")
+sys.modules["__test__"] = module
+exec(compile(sys.argv[1], "__test__.py", "exec"), vars(module))
+exec(compile(sys.argv[2], "__test__.py", "exec"), vars(module))
+names = unittest.TestLoader().getTestCaseNames(module.TestCases)
+print(sum(module.TestCases(name).run().wasSuccessful() for name in names))
+"""
+
+
+@pytest.mark.parametrize("label", sorted(RIGGED_VALUES))
+def test_a_value_that_decides_its_own_comparison_is_never_a_pass(bigcodebench_workers, label):
+    task, program = RIGGED_VALUES[label]
+    result = _every_test_failed(bigcodebench_workers, task, program)
+    assert any("a class the program made" in (t.message or "") for t in result.tests), (label, result)
+    # not vacuous: where nothing checks, as BigCodeBench runs a task, the same program passes tests of its task
+    test = load_dataset("bigcodebench-complete").by_id()[task].hidden_tests[0]
+    with tempfile.TemporaryDirectory() as workdir:
+        unsealed = subprocess.run([PYTHON, "-c", _UNSEALED, program, test], capture_output=True, text=True,
+                                  timeout=300, cwd=workdir)
+    assert unsealed.returncode == 0 and int(unsealed.stdout.split()[-1]) >= 1, (label, unsealed.stderr[-2000:])
