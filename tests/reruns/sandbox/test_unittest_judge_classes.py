@@ -15,6 +15,7 @@ wrong program alone fails it. Before the check (2026-12-05) the judge passed eve
 from __future__ import annotations
 
 import itertools
+import sys
 import types
 
 import pytest
@@ -131,7 +132,7 @@ _CASES = [pytest.param(*case, id=f"{TARGETS[case[0]][0]}-{WAYS[case[1]]}-{MOMENT
 
 @pytest.fixture(scope="module")
 def workers():
-    with UnittestWorkers(1) as judge:
+    with UnittestWorkers(1, python=sys.executable) as judge:  # standard library only: no benchmark environment
         yield judge
 
 
