@@ -47,7 +47,9 @@ __all__ = ["CHECK_FUNCTIONS", "DECIDING", "Classes", "code_objects", "every_clas
 
 # Special methods through which a value decides a comparison, a truth test, a size, a membership, a numeric
 # conversion, an ``isinstance`` check, an attribute read, a numpy call, whether an exception propagates, or what an
-# object of the class answers when another class calls it as its special method.
+# object of the class answers when another class calls it as its special method. Narrower than
+# ``_unittest_libraries._IMPLICIT`` on purpose: rebinding any special method of a library class is tampering, but a
+# class of the program's own may define ``__repr__``, ``__iter__`` or ``__init__`` and be honest.
 DECIDING = frozenset(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__",
                       "__length_hint__", "__contains__", "__int__", "__float__", "__index__", "__complex__",
                       "__round__", "__trunc__", "__floor__", "__ceil__", "__abs__", "__sub__", "__rsub__",
@@ -86,24 +88,24 @@ def library_roots() -> tuple[str, ...]:
 def snapshot() -> Classes:
     """The classes alive now, as :data:`Classes`: taken in the test process before the program runs."""
     mock = sys.modules.get("unittest.mock")
-    known, classes = every_class()
-    return known, classes, getattr(mock, "NonCallableMock", None)
+    alive = every_class()
+    return frozenset(alive), tuple(alive.values()), getattr(mock, "NonCallableMock", None)
 
 
 def every_class(object_type: type = object, hash_of: Any = object.__hash__, subclasses: Any = _SUBCLASSES,
-                len: Any = len) -> tuple[frozenset[int], tuple[type, ...]]:
-    """Every live class (``type.__subclasses__`` from ``object``, transitively): their identities, and them."""
-    seen = {hash_of(object_type)}
+                len: Any = len) -> dict[int, type]:
+    """Every live class (``type.__subclasses__`` from ``object``, transitively), by identity, in the walk's order."""
+    alive = {hash_of(object_type): object_type}
     found = [object_type]
     index = 0
     while index < len(found):
         for sub in subclasses(found[index]):
             key = hash_of(sub)
-            if key not in seen:
-                seen.add(key)
+            if key not in alive:
+                alive[key] = sub
                 found.append(sub)
         index += 1
-    return frozenset(seen), tuple(found)
+    return alive
 
 
 def code_objects(code: types.CodeType, CodeType: Any = types.CodeType, type: Any = type,
@@ -177,9 +179,9 @@ def _programs_code(name: str, value: Any, known: frozenset[int], mock: type | No
 
 
 def program_class(before: Classes, names: frozenset[str], roots: tuple[str, ...], test_codes: frozenset[int],
-                  modules: Any = sys.modules,
-                  every_class: Any = every_class, hash_of: Any = object.__hash__, type: Any = type, str: Any = str,
-                  list: Any = list, DECIDING: frozenset[str] = DECIDING, _CLASS_DICT: Any = _CLASS_DICT,
+                  modules: Any = sys.modules, every_class: Any = every_class, hash_of: Any = object.__hash__,
+                  type: Any = type, str: Any = str, list: Any = list, map: Any = map, filter: Any = filter,
+                  DECIDING: frozenset[str] = DECIDING, _CLASS_DICT: Any = _CLASS_DICT,
                   _CLASS_MRO: Any = _CLASS_MRO, _CLASS_QUALNAME: Any = _CLASS_QUALNAME,
                   _programs_code: Any = _programs_code) -> str | None:
     """The first class made since ``before`` that carries the program's code in a deciding special method or in a
@@ -188,9 +190,9 @@ def program_class(before: Classes, names: frozenset[str], roots: tuple[str, ...]
     program's."""
     known, _, mock = before
     library_spaces: list[Any] = []
-    for klass in every_class()[1]:
-        if hash_of(klass) in known:
-            continue
+    alive = every_class()
+    made = alive.keys() - known  # by identity, in one C-level pass: the classes made since ``before``
+    for klass in map(alive.__getitem__, filter(made.__contains__, alive)):  # in the walk's order: the same each run
         bases = [base for base in _CLASS_MRO(klass)[1:] if hash_of(base) in known]
         for name, value in list(_CLASS_DICT(klass).items()):
             if type(name) is not str:
@@ -199,8 +201,9 @@ def program_class(before: Classes, names: frozenset[str], roots: tuple[str, ...]
                                                                    if name in _CLASS_DICT(base)]):
                 continue
             if _programs_code(name, value, known, mock, roots, test_codes, library_spaces, modules):
-                return (f"a class the program made ({_CLASS_QUALNAME(klass)[:100]}) decides {name} with code of "
-                        "its own")
+                label = _CLASS_QUALNAME(klass)  # a str subclass of the program's would run its code when sliced
+                label = label[:100] if type(label) is str else "a class"
+                return f"a class the program made ({label}) decides {name} with code of its own"
     return None
 
 

@@ -21,6 +21,7 @@ import types
 import pytest
 
 from sotacheck.reruns.sandbox.unittest_judge import UnittestLimits, UnittestWorkers
+from sotacheck.reruns.sandbox.unittest_sources import defined_test_methods
 
 TESTS = '''import unittest
 
@@ -58,16 +59,17 @@ WRONG = '''def task_func(kind):
             "type": [], "attribute": 2.5, "prefix": "xbc"}[kind]
 '''
 
-# (the test's kind, the name its comparison calls, what the rigged method returns, the builtin type a subclass has)
+# (the test's kind, the name its comparison calls, what the rigged method returns, the builtin type a subclass has,
+# the test method)
 TARGETS = (
-    ("equal", "__eq__", "True", "list"),
-    ("compared", "__eq__", "True", "dict"),
-    ("different", "__ne__", "False", "tuple"),
-    ("member", "__contains__", "True", "list"),
-    ("almost", "__sub__", "0", "object"),
-    ("type", "__class__", "frozenset", "object"),
-    ("attribute", "__getattr__", "(lambda *a: True)", "object"),
-    ("prefix", "startswith", "True", "str"),
+    ("equal", "__eq__", "True", "list", "test_equal"),
+    ("compared", "__eq__", "True", "dict", "test_compared_true"),
+    ("different", "__ne__", "False", "tuple", "test_not_different"),
+    ("member", "__contains__", "True", "list", "test_member"),
+    ("almost", "__sub__", "0", "object", "test_almost"),
+    ("type", "__class__", "frozenset", "object", "test_type"),
+    ("attribute", "__getattr__", "(lambda *a: True)", "object", "test_attribute"),
+    ("prefix", "startswith", "True", "str", "test_prefix"),
 )
 WAYS = ("a class statement with a method", "a class statement with a lambda", "type(...)", "a metaclass",
         "a subclass of a builtin type", "a partial that does not bind", "an object of its own class as the method")
@@ -118,7 +120,7 @@ def task_func(kind):
 
 
 def program(target: int, way: int, moment: int) -> str:
-    kind, name, answer, base = TARGETS[target]
+    kind, name, answer, base, _ = TARGETS[target]
     if way < 4 and base != "str":  # a class statement, type(...), a metaclass: on object (str: the method is str's)
         base = "object"
     return _PROGRAM.format(wrong=WRONG, kind=kind, name=name, answer=answer, base=base, way=WAYS[way],
@@ -140,10 +142,6 @@ def _limits() -> UnittestLimits:
     return UnittestLimits(task_timeout_s=20)
 
 
-def _methods() -> list[str]:
-    return [line.split("def ")[1].split("(")[0] for line in TESTS.splitlines() if "def test_" in line]
-
-
 def test_the_honest_program_passes_and_the_wrong_one_fails_every_test(workers):
     assert [t.status for t in workers.run(HONEST, TESTS, _limits()).tests] == ["passed"] * len(TARGETS)
     assert [t.status for t in workers.run(WRONG, TESTS, _limits()).tests] == ["failed"] * len(TARGETS)
@@ -153,7 +151,7 @@ def test_the_honest_program_passes_and_the_wrong_one_fails_every_test(workers):
 def test_a_program_whose_value_decides_the_comparison_never_passes(workers, target, way, moment):
     result = workers.run(program(target, way, moment), TESTS, _limits())
     assert [t.status for t in result.tests] == ["failed"] * len(TARGETS), (TARGETS[target], WAYS[way], result)
-    method = _methods()[target]
+    method = TARGETS[target][4]
     verdict = next(t for t in result.tests if (t.message or "").startswith(f"{method}:"))  # run in the loader's order
     assert "a class the program made" in (verdict.message or ""), verdict
 
@@ -170,7 +168,7 @@ def _run_unsealed(source: str, method: str) -> bool:
 def test_each_program_makes_its_targets_test_pass_where_nothing_checks(target, way, moment):
     """Not vacuous: in a plain interpreter each program makes the test of its target pass, where the wrong program
     alone fails it."""
-    method = _methods()[target]
+    method = TARGETS[target][4]
     assert not _run_unsealed(WRONG, method)
     assert _run_unsealed(program(target, way, moment), method), (TARGETS[target], WAYS[way], MOMENTS[moment])
 
@@ -208,11 +206,11 @@ def test_an_honest_program_judged_right_after_a_rigged_one_passes(workers):
 
 
 def test_the_tests_line_up_with_the_targets():
-    """One test method per target, in order, each calling task_func with its target's kind."""
-    assert len(_methods()) == len(TARGETS)
-    bodies = TESTS.split("def test_")[1:]
-    assert [f'task_func("{kind}")' in body for (kind, *_), body in zip(TARGETS, bodies, strict=True)] == \
-        [True] * len(TARGETS)
+    """One test method per target, each calling task_func with its target's kind."""
+    assert sorted(target[4] for target in TARGETS) == list(defined_test_methods(TESTS))
+    for kind, *_, method in TARGETS:
+        body = TESTS.split(f"def {method}(")[1].split("def ")[0]
+        assert f'task_func("{kind}")' in body, method
 
 
 # The program's code inside a library's wrapper: unwrapped before it is judged (the test each makes pass).
