@@ -90,7 +90,12 @@ def judge_many(pool: SandboxPool, dataset_hash: str, submissions: Iterable[tuple
     problem's own limits by its id (the pool's for the others)."""
     items = list(submissions)
     own = limits or {}
-    results = pool.map(lambda item: judge_hidden(pool, item[0], item[1], own.get(item[0].id)), items)
+    mapper = pool.map
+    if any(problem.kind == "unittest" for problem, _ in items):  # as many in flight as idle cores allow
+        from sotacheck.reruns.sandbox.unittest_judge import shared_workers
+
+        mapper = shared_workers(pool.workers).map
+    results = mapper(lambda item: judge_hidden(pool, item[0], item[1], own.get(item[0].id)), items)
     for (problem, _), result in zip(items, results, strict=True):
         mine = own.get(problem.id)
         yield JudgedSubmission(problem.id, dataset_hash, result, mine.test_timeout_s if mine else None)

@@ -24,6 +24,8 @@ import select
 import signal
 import subprocess
 import threading
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from sotacheck.core.errors import InputError
 from sotacheck.reruns.benchmarks.problem import Problem
 from sotacheck.reruns.benchmarks.registry import card
 from sotacheck.reruns.sandbox.completion import is_whole_program
+from sotacheck.reruns.sandbox.core_gate import CoreGate
 from sotacheck.reruns.sandbox.execution import SANDBOX_UID_BASE
 from sotacheck.reruns.sandbox.result import ExecutionResult, TestResult, combined_status
 from sotacheck.reruns.sandbox.slots import SlotLease
@@ -51,6 +54,9 @@ TIMEOUT_VARIABLE = "BIGCODEBENCH_TIMEOUT_PER_TASK"  # BigCodeBench's own name fo
 MEMORY_MB = 30 * 1024
 STACK_MB = 10
 _REPLY_GRACE_S = 30.0
+# Tasks in flight at most, per worker asked for: more than the workers only while a core sits idle (a task's tests
+# that sleep or wait on a subprocess), see ``core_gate.py``; each holds a warm runner (about 0.5 GB).
+IN_FLIGHT_PER_WORKER = 4
 # A failure the canonical solution shares, of one of these kinds, is the environment's (network, a missing
 # resource or library), never the program's: the task gets status ``environment``.
 ENVIRONMENT_ERRORS = frozenset((
@@ -151,6 +157,12 @@ class _Runner:
                 raise RuntimeError("the unittest runner did not start")
         return self._proc
 
+    @property
+    def pid(self) -> int | None:
+        """The runner's process, while one runs."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.returncode is None else None
+
     def request(self, job: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
         """Send a job, wait for its reply; None (and a fresh runner next time) when the runner fails."""
         try:
@@ -186,22 +198,36 @@ class _Runner:
 
 
 class UnittestWorkers:
-    """Warm runners, one per worker, for judging unittest problems concurrently (each call takes a free one)."""
+    """Warm runners for judging unittest problems concurrently (each call takes a free one): ``workers`` tasks at
+    once, and up to ``in_flight`` while a core sits idle (:class:`~sotacheck.reruns.sandbox.core_gate.CoreGate`).
+    The runners beyond ``workers`` start on first use."""
 
     def __init__(self, workers: int | None = None, python: str | None = None,
-                 preload: tuple[str, ...] = PRELOAD) -> None:
+                 preload: tuple[str, ...] = PRELOAD, in_flight: int | None = None) -> None:
         self.workers = default_workers() if workers is None else workers
         if self.workers < 1:
             raise ValueError(f"`workers` must be at least 1, got {self.workers}")
+        self.in_flight = IN_FLIGHT_PER_WORKER * self.workers if in_flight is None else in_flight
+        if self.in_flight < self.workers:
+            raise ValueError(f"`in_flight` must be at least `workers` ({self.workers}), got {self.in_flight}")
         self.python = python or evaluation_python()
         # as root, each runner's tests run jailed as the unprivileged uid of a slot leased machine-wide
-        self._lease = SlotLease(self.workers) if os.geteuid() == 0 else None
-        uids = [SANDBOX_UID_BASE + slot for slot in self._lease.slots] if self._lease else [None] * self.workers
-        self._free: queue.Queue[_Runner] = queue.Queue()
-        for uid in uids:
-            self._free.put(_Runner(self.python, preload, uid))
+        self._lease = SlotLease(self.in_flight) if os.geteuid() == 0 else None
+        uids = [SANDBOX_UID_BASE + slot for slot in self._lease.slots] if self._lease else [None] * self.in_flight
+        self._runners = [_Runner(self.python, preload, uid) for uid in uids]
+        self.gate = CoreGate(self.workers, self.in_flight)
+        # last in, first out: a warm runner is reused before one that has not started
+        self._free: queue.LifoQueue[_Runner] = queue.LifoQueue()
+        for runner in reversed(self._runners):
+            self._free.put(runner)
         self._canonical: dict[str, ExecutionResult] = {}
         self._lock = threading.Lock()
+
+    def map(self, function: Callable[[Any], ExecutionResult], items: Iterable[Any]) -> Iterator[ExecutionResult]:
+        """Apply ``function`` (which calls :meth:`judge` or :meth:`run`) to each item, as many at once as the gate
+        admits; results in order."""
+        with ThreadPoolExecutor(self.in_flight, thread_name_prefix="unittest-judge") as threads:
+            yield from threads.map(function, items)
 
     def run(self, program: str, test_source: str, limits: UnittestLimits | None = None,
             class_name: str = "TestCases", imports: str = "") -> ExecutionResult:
@@ -218,11 +244,16 @@ class UnittestWorkers:
                "libraries": list(libraries), "names": list(names),
                "limits": {"task_timeout_s": limits.task_timeout_s, "memory_mb": limits.memory_mb,
                           "stack_mb": limits.stack_mb}}
-        runner = self._free.get()
+        runner: _Runner | None = None
+        admitted = self.gate.acquire(lambda: runner.pid if runner is not None else None)
         try:
-            reply = runner.request(job, limits.task_timeout_s + _REPLY_GRACE_S)
+            runner = self._free.get()
+            try:
+                reply = runner.request(job, limits.task_timeout_s + _REPLY_GRACE_S)
+            finally:
+                self._free.put(runner)
         finally:
-            self._free.put(runner)
+            self.gate.release(admitted)
         try:
             return _result(reply, methods)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a malformed reply is this task's error
@@ -259,8 +290,8 @@ class UnittestWorkers:
         return known
 
     def close(self) -> None:
-        while not self._free.empty():
-            self._free.get().close()
+        for runner in self._runners:
+            runner.close()
         if self._lease is not None:
             self._lease.release()
 
