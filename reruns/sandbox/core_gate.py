@@ -6,12 +6,13 @@ socket's timeout. Over the 1,140 canonical solutions the tests' own time is 818 
 (bench/RESULTS.md). A pool that runs ``cores`` jobs at a time leaves a core idle for as long as a job waits.
 
 The gate admits a job while fewer than ``cores`` jobs are in flight, as such a pool does; beyond that, up to ``most``
-jobs, only while the jobs in flight leave a core of the ``cores`` unused: each job's use is its process tree's CPU
+jobs, only while the jobs in flight leave at least half a core of the ``cores`` unused: each job's use is its process tree's CPU
 time through the last window (the kernel's accounting, ``/proc/<pid>/stat`` over the tree), a whole core for a job
-in flight less than a window; and only while the machine had a core idle through that window (``/proc/stat`` on the
-CPUs this process may use, and the cgroup's quota where one is set), so that a gate never fills a core other work
+in flight less than a window; and only while the machine had half a core idle through that window (``/proc/stat`` on the
+CPUs this process may use, and the cgroup's quota where one is set), so that a gate does not fill a core other work
 is using, as ``make --load-average`` starts a job only while the machine has room. A job that starts to compute
-again counts at once, so the jobs use more than ``cores`` for at most a window (and by less than a core).
+again counts at once, so the jobs use more than ``cores`` for at most a window, by at most half a core more than
+the job admitted uses.
 Where the accounting cannot be read, no job beyond ``cores`` is admitted.
 """
 
@@ -149,7 +150,7 @@ class Job:
 
 
 class CoreGate:
-    """``cores`` jobs at once, and up to ``most`` while those leave a core unused (module docstring).
+    """``cores`` jobs at once, and up to ``most`` while those leave half a core unused (module docstring).
 
     Parameters
     ----------
@@ -215,8 +216,8 @@ class CoreGate:
             return job
 
     def _room(self, jobs: list[Job]) -> bool:
-        """Read the machine and every job's tree now; whether the jobs in flight left (nearly) a core of the
-        ``cores`` unused through the last window, and the machine had a core idle through it."""
+        """Read the machine and every job's tree now; whether the jobs in flight left at least half a core of the
+        ``cores`` unused through the last window, and the machine had half a core idle through it."""
         now = time.monotonic()
         self._machine_readings.append(self._machine.sample())
         computing = 0.0

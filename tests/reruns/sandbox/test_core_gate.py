@@ -49,7 +49,7 @@ def _waiting(root: int) -> float:
     return 1.0  # no CPU used: every job waits
 
 
-@pytest.mark.parametrize(("machine", "tree"), [(2.0, _computing), (0.5, _waiting), (None, _waiting)],
+@pytest.mark.parametrize(("machine", "tree"), [(2.0, _computing), (0.3, _waiting), (None, _waiting)],
                          ids=["jobs-compute", "machine-busy", "machine-unknown"])
 def test_no_job_beyond_cores_unless_jobs_wait_on_an_idle_machine(machine: float | None, tree) -> None:
     gate = CoreGate(2, 8, machine=_Machine(machine), tree_cpu=tree, window_s=0.03)
