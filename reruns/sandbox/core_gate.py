@@ -120,14 +120,15 @@ def tree_cpu_s(root: int, proc: Path = _PROC) -> float | None:
         if pid in seen:
             continue
         seen.add(pid)
-        try:
+        try:  # the name in parentheses is the process's own choosing: the fields are read after the last ")"
             fields = (proc / str(pid) / "stat").read_bytes().rsplit(b")", 1)[1].split()
+            used = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
             tasks = [entry.name for entry in (proc / str(pid) / "task").iterdir()]
-        except (OSError, IndexError):
+        except (OSError, IndexError, ValueError):
             if pid == root:
                 return None
             continue  # it ended meanwhile
-        total += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+        total += used
         for tid in tasks:
             try:
                 pending.extend(int(child) for child in (proc / str(pid) / "task" / tid / "children").read_text().split())

@@ -180,3 +180,18 @@ def test_judged_tasks_that_sleep_overlap_and_tasks_that_compute_do_not() -> None
         results = list(workers.map(lambda _: workers.run("x = 1\n", SPINS), range(6)))
         assert [r.status for r in results] == ["passed"] * 6
         assert workers.gate.peak == 1
+
+
+def test_tree_cpu_reads_past_a_process_name_of_its_own_choosing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process named ``x) R 1 2 3 ...`` (a name is the process's to choose) cannot shift the fields read: the
+    CPU time is read after the last ``)``; a garbled line counts as a process gone, never an exception."""
+    monkeypatch.setattr(os, "sysconf", lambda name: 100)
+    tail = " S 1 1 1 0 -1 0 0 0 0 0 {u} {s} {cu} {cs} 20 0 1 0\n"
+    for pid, name, times in ((10, "x) R 1 2 3 4 5 6 7 8 9 10 99 99 99 99", (100, 50, 30, 20)), (11, "ok", None)):
+        (tmp_path / str(pid) / "task" / str(pid)).mkdir(parents=True)
+        line = f"{pid} ({name})" + (tail.format(u=times[0], s=times[1], cu=times[2], cs=times[3]) if times
+                                     else " S 1 garbled\n")
+        (tmp_path / str(pid) / "stat").write_text(line)
+    (tmp_path / "10" / "task" / "10" / "children").write_text("11 ")
+    (tmp_path / "11" / "task" / "11" / "children").write_text("")
+    assert tree_cpu_s(10, proc=tmp_path) == pytest.approx(2.0)  # (100 + 50 + 30 + 20) ticks; the garbled child none
