@@ -5,15 +5,15 @@ polling loop, BigCodeBench/195: 45 s of 45), wait on a subprocess that sleeps (/
 socket's timeout. Over the 1,140 canonical solutions the tests' own time is 818 s and their CPU time 327 s
 (bench/RESULTS.md). A pool that runs ``cores`` jobs at a time leaves a core idle for as long as a job waits.
 
-The gate admits a job while fewer than ``cores`` jobs are in flight, as such a pool does; beyond that, up to ``most``
-jobs, only while the jobs in flight leave at least half a core of the ``cores`` unused: each job's use is its process tree's CPU
-time through the last window (the kernel's accounting, ``/proc/<pid>/stat`` over the tree), a whole core for a job
-in flight less than a window; and only while the machine had half a core idle through that window (``/proc/stat`` on the
-CPUs this process may use, and the cgroup's quota where one is set), so that a gate does not fill a core other work
-is using, as ``make --load-average`` starts a job only while the machine has room. A job that starts to compute
-again counts at once, so the jobs use more than ``cores`` for at most a window, by at most half a core more than
-the job admitted uses.
-Where the accounting cannot be read, no job beyond ``cores`` is admitted.
+The gate admits a job while fewer than ``cores`` jobs are in flight, as such a pool does; beyond that, up to
+``most`` jobs, only while the jobs in flight leave at least half a core of the ``cores`` unused, and the machine had
+half a core idle, through the last window. A job's use is its process tree's CPU time (the kernel's accounting,
+``/proc/<pid>/stat`` over the tree), a whole core while it has been in flight less than a window; the machine's idle
+time is ``/proc/stat``'s on the CPUs this process may use, and the cgroup's quota where one is set, so that a gate
+does not fill a core other work is using (as ``make --load-average`` starts a job only while the machine has room).
+A job that starts to compute again counts at once, so the jobs exceed ``cores`` for at most a window, by at most
+half a core more than the job admitted uses. Where the accounting cannot be read, no job beyond ``cores`` is
+admitted.
 """
 
 from __future__ import annotations

@@ -54,8 +54,8 @@ TIMEOUT_VARIABLE = "BIGCODEBENCH_TIMEOUT_PER_TASK"  # BigCodeBench's own name fo
 MEMORY_MB = 30 * 1024
 STACK_MB = 10
 _REPLY_GRACE_S = 30.0
-# Tasks in flight at most, per worker asked for: more than the workers only while a core sits idle (a task's tests
-# that sleep or wait on a subprocess), see ``core_gate.py``; each holds a warm runner (about 0.5 GB).
+# Tasks in flight at most, per worker asked for: more than the workers only while those in flight leave half a core
+# unused (tests that sleep or wait on a subprocess), see ``core_gate.py``; each holds a warm runner.
 IN_FLIGHT_PER_WORKER = 4
 # A failure the canonical solution shares, of one of these kinds, is the environment's (network, a missing
 # resource or library), never the program's: the task gets status ``environment``.
@@ -199,7 +199,8 @@ class _Runner:
 
 class UnittestWorkers:
     """Warm runners for judging unittest problems concurrently (each call takes a free one): ``workers`` tasks at
-    once, and up to ``in_flight`` while a core sits idle (:class:`~sotacheck.reruns.sandbox.core_gate.CoreGate`).
+    once, and up to ``in_flight`` while those leave half a core unused
+    (:class:`~sotacheck.reruns.sandbox.core_gate.CoreGate`).
     The runners beyond ``workers`` start on first use."""
 
     def __init__(self, workers: int | None = None, python: str | None = None,

@@ -30,7 +30,7 @@ from sotacheck.cli.options import (
 @click.option("--out", type=PATH, default=None, help="Also write the JSON result to this file.")
 @click.option("--workers", type=click.IntRange(min=1), default=None, show_default=False,
               help="Sandbox workers (default: CPU count). BigCodeBench: the cores its tasks use together; more tasks "
-                   "are in flight (up to 4 per worker) while those cores sit idle.")
+                   "are in flight (up to 4 per worker) while those leave half a core unused.")
 @click.option("--test-timeout", type=click.FloatRange(min=0, min_open=True), default=5.0, help="Wall seconds per test.")
 @click.option("--run-out", type=PATH, default=None, help="Also write the verdicts as a run directory.")
 @click.option("--force", is_flag=True, help="Replace an existing run directory at --run-out.")
