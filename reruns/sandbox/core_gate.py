@@ -107,11 +107,12 @@ def _quota_cores(cgroup: Path) -> float | None:
         return None
 
 
-def tree_cpu_s(root: int, proc: Path = _PROC) -> float | None:
+def tree_cpu_s(root: int, proc: Path = _PROC, most: int = 512) -> float | None:
     """CPU seconds used so far by the process tree rooted at ``root``: each process's own and its reaped
     children's (``/proc/<pid>/stat``), walking ``/proc/<pid>/task/<tid>/children``; ``None`` when ``root`` is gone
-    or this kernel does not list children. A process that ends takes its time with it until its parent reaps it,
-    so a rate from two readings can be low for one window, never high."""
+    or this kernel does not list children, or the tree has more than ``most`` processes (a job that forks without
+    end costs the judge a bounded read and counts as computing). A process that ends takes its time with it until
+    its parent reaps it, so a rate from two readings can be low for one window, never high."""
     total = 0
     pending = [root]
     seen: set[int] = set()
@@ -119,6 +120,8 @@ def tree_cpu_s(root: int, proc: Path = _PROC) -> float | None:
         pid = pending.pop()
         if pid in seen:
             continue
+        if len(seen) == most:
+            return None
         seen.add(pid)
         try:  # the name in parentheses is the process's own choosing: the fields are read after the last ")"
             fields = (proc / str(pid) / "stat").read_bytes().rsplit(b")", 1)[1].split()

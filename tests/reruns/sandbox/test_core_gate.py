@@ -195,3 +195,4 @@ def test_tree_cpu_reads_past_a_process_name_of_its_own_choosing(tmp_path: Path, 
     (tmp_path / "10" / "task" / "10" / "children").write_text("11 ")
     (tmp_path / "11" / "task" / "11" / "children").write_text("")
     assert tree_cpu_s(10, proc=tmp_path) == pytest.approx(2.0)  # (100 + 50 + 30 + 20) ticks; the garbled child none
+    assert tree_cpu_s(10, proc=tmp_path, most=1) is None  # more processes than it reads: not known
