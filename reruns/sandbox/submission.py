@@ -90,12 +90,17 @@ def judge_many(pool: SandboxPool, dataset_hash: str, submissions: Iterable[tuple
     problem's own limits by its id (the pool's for the others)."""
     items = list(submissions)
     own = limits or {}
-    mapper = pool.map
-    if any(problem.kind == "unittest" for problem, _ in items):  # as many in flight as idle cores allow
+    def judge(item: tuple[Problem, str]) -> ExecutionResult:
+        return judge_hidden(pool, item[0], item[1], own.get(item[0].id))
+
+    if any(problem.kind == "unittest" for problem, _ in items):
+        from sotacheck.reruns.benchmarks.test_seconds import expected_test_seconds
         from sotacheck.reruns.sandbox.unittest_judge import shared_workers
 
-        mapper = shared_workers(pool.workers).map
-    results = mapper(lambda item: judge_hidden(pool, item[0], item[1], own.get(item[0].id)), items)
+        # as many in flight as unused cores allow, the longest expected first
+        results = shared_workers(pool.workers).map(judge, items, cost=lambda item: expected_test_seconds(item[0]))
+    else:
+        results = pool.map(judge, items)
     for (problem, _), result in zip(items, results, strict=True):
         mine = own.get(problem.id)
         yield JudgedSubmission(problem.id, dataset_hash, result, mine.test_timeout_s if mine else None)

@@ -224,11 +224,23 @@ class UnittestWorkers:
         self._canonical: dict[str, ExecutionResult] = {}
         self._lock = threading.Lock()
 
-    def map(self, function: Callable[[Any], ExecutionResult], items: Iterable[Any]) -> Iterator[ExecutionResult]:
+    def map(self, function: Callable[[Any], ExecutionResult], items: Iterable[Any],
+            cost: Callable[[Any], float] | None = None) -> Iterator[ExecutionResult]:
         """Apply ``function`` (which calls :meth:`judge` or :meth:`run`) to each item, as many at once as the gate
-        admits; results in order."""
-        with ThreadPoolExecutor(self.in_flight, thread_name_prefix="unittest-judge") as threads:
-            yield from threads.map(function, items)
+        admits; results in order.
+
+        ``cost`` (an item's expected seconds) sets the order they start in: the longest first, so that a long
+        wait overlaps short tasks rather than trailing after them; ties keep the given order. A consumer that
+        stops early cancels the items not yet started."""
+        listed = list(items)
+        order = sorted(range(len(listed)), key=lambda i: -cost(listed[i])) if cost else range(len(listed))
+        threads = ThreadPoolExecutor(self.in_flight, thread_name_prefix="unittest-judge")
+        try:
+            futures = {i: threads.submit(function, listed[i]) for i in order}
+            for i in range(len(listed)):
+                yield futures[i].result()
+        finally:
+            threads.shutdown(wait=True, cancel_futures=True)
 
     def run(self, program: str, test_source: str, limits: UnittestLimits | None = None,
             class_name: str = "TestCases", imports: str = "") -> ExecutionResult:

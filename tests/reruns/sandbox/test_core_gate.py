@@ -196,3 +196,38 @@ def test_tree_cpu_reads_past_a_process_name_of_its_own_choosing(tmp_path: Path, 
     (tmp_path / "11" / "task" / "11" / "children").write_text("")
     assert tree_cpu_s(10, proc=tmp_path) == pytest.approx(2.0)  # (100 + 50 + 30 + 20) ticks; the garbled child none
     assert tree_cpu_s(10, proc=tmp_path, most=1) is None  # more processes than it reads: not known
+
+
+def test_map_starts_the_longest_expected_first_and_returns_results_in_order() -> None:
+    """One thread in flight: the start order is the cost order, longest first, ties in the given order; the
+    results come back in the given order whatever the start order."""
+    started: list[str] = []
+
+    def note(item: tuple[str, float]) -> str:
+        started.append(item[0])
+        return item[0]
+
+    items = [("a", 1.0), ("b", 5.0), ("c", 0.0), ("d", 5.0)]
+    with UnittestWorkers(1, python=sys.executable, preload=(), in_flight=1) as workers:
+        assert list(workers.map(note, items, cost=lambda item: item[1])) == ["a", "b", "c", "d"]
+        assert started == ["b", "d", "a", "c"]
+        started.clear()
+        assert list(workers.map(note, items)) == ["a", "b", "c", "d"]
+        assert started == ["a", "b", "c", "d"]
+
+
+def test_map_stopped_early_cancels_the_items_not_started() -> None:
+    """A consumer that takes one result and stops: the items not yet started never run (one thread in flight, each
+    item 0.05 s: 40 would take 2 s)."""
+    started: list[int] = []
+
+    def slow(item: int) -> int:
+        started.append(item)
+        time.sleep(0.05)
+        return item
+
+    with UnittestWorkers(1, python=sys.executable, preload=(), in_flight=1) as workers:
+        results = workers.map(slow, range(40))
+        assert next(results) == 0
+        results.close()
+        assert len(started) <= 3
