@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import pickle
+import resource
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,13 @@ def _tasks(limit: int | None) -> list[dict[str, str]]:
     return rows[:limit] if limit else rows
 
 
+def _children_cpu_s() -> float:
+    """CPU seconds of this process's waited-for descendants: a judge's whole tree once it has exited (each level of
+    both judges waits for its children)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_sotacheck(workers: int, out: Path, limit: int | None) -> tuple[float, dict[str, str]]:
     report = out / "sotacheck.json"
     what = ["--canonical"]
@@ -59,10 +67,11 @@ def run_sotacheck(workers: int, out: Path, limit: int | None) -> tuple[float, di
         samples.write_text("".join(json.dumps({"task_id": row["task_id"], "solution": row["complete_prompt"]
                                                + row["canonical_solution"]}) + "\n" for row in _tasks(limit)))
         what = ["--samples", str(samples)]
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu_s()
     subprocess.run([sys.executable, "-m", "sotacheck.cli", "judge", "--dataset", "bigcodebench-complete", *what,
                     "--workers", str(workers), "--json", "--out", str(report)], check=True, stdout=subprocess.DEVNULL)
     elapsed = time.monotonic() - started
+    print(f"sotacheck used {_children_cpu_s() - cpu:.0f} s of CPU in {elapsed:.0f} s")
     results = json.loads(report.read_text())["results"]
     return elapsed, {r["task_id"]: r["status"] for r in results}
 
@@ -76,7 +85,7 @@ def run_bigcodebench(python: Path, workers: int, out: Path, limit: int | None) -
     out.mkdir(parents=True, exist_ok=True)
     cache = Path(tempfile.mkdtemp(prefix="bcb-cache-", dir=out))
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "BIGCODEBENCH_OVERRIDE_PATH": str(BUNDLED)}
-    started = time.monotonic()
+    started, cpu = time.monotonic(), _children_cpu_s()
     with (out / "bigcodebench.log").open("w") as log:
         subprocess.run([str(python), "-c", _EVALUATE, "--split", "complete", "--subset", "full", "--execution", "local",
                         "--parallel", str(workers), "--check_gt_only", "--samples", "__dummy__.jsonl",
@@ -84,6 +93,7 @@ def run_bigcodebench(python: Path, workers: int, out: Path, limit: int | None) -
                        check=True, env=env, cwd=out, stdout=log,
                        stderr=subprocess.STDOUT)
     elapsed = time.monotonic() - started
+    print(f"bigcodebench --parallel {workers} used {_children_cpu_s() - cpu:.0f} s of CPU in {elapsed:.0f} s")
     digest = hashlib.md5(BUNDLED.read_bytes()).hexdigest()
     with (cache / "bigcodebench" / f"{digest}.pkl").open("rb") as handle:
         times = pickle.load(handle)

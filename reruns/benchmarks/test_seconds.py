@@ -50,7 +50,11 @@ def _bundled() -> dict[str, float]:
         path = root / relative if root is not None else None
         if path is None or not path.is_file():
             continue
-        seconds.update(read_hints(json.loads(path.read_text(encoding="utf-8")), str(path)))
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SotacheckError(f"{path}: not JSON ({exc})") from exc
+        seconds.update(read_hints(document, str(path)))
     return seconds
 
 

@@ -90,6 +90,7 @@ def judge_many(pool: SandboxPool, dataset_hash: str, submissions: Iterable[tuple
     problem's own limits by its id (the pool's for the others)."""
     items = list(submissions)
     own = limits or {}
+
     def judge(item: tuple[Problem, str]) -> ExecutionResult:
         return judge_hidden(pool, item[0], item[1], own.get(item[0].id))
 

@@ -49,3 +49,18 @@ def test_the_key_is_the_tests_not_the_task_name() -> None:
 def test_a_malformed_hint_file_is_one_error_naming_it(document: object) -> None:
     with pytest.raises(SotacheckError, match=r"^hints\.json: "):
         read_hints(document, "hints.json")
+
+
+def test_a_bundled_hint_file_that_is_not_json_is_one_error_naming_it(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from sotacheck.reruns.benchmarks import test_seconds
+
+    (tmp_path / "benchmarks" / "bigcodebench").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "bigcodebench" / "test_seconds.json").write_text("{not json")
+    monkeypatch.setattr(test_seconds, "bundled_dir", lambda: tmp_path)
+    test_seconds._bundled.cache_clear()
+    try:
+        with pytest.raises(SotacheckError, match=r"test_seconds\.json: not JSON"):
+            expected_test_seconds(load_bigcodebench().problems[0])
+    finally:
+        test_seconds._bundled.cache_clear()
