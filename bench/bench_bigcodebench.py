@@ -5,10 +5,12 @@ sotacheck: ``sotacheck judge --dataset bigcodebench-complete --canonical --worke
 ``bigcodebench.evaluate --split complete --subset full --execution local --parallel W --check_gt_only`` with
 ``BIGCODEBENCH_OVERRIDE_PATH`` at the bundled ``BigCodeBench.jsonl.gz`` (its ground-truth pass over the same
 1,140 canonical programs; its per-task verdicts are the times it pickles, ``None`` for a task that failed), with
-a fresh cache (``XDG_CACHE_HOME``) so that nothing is reused. The baseline's interpreter is
-``$SOTACHECK_BIGCODEBENCH_BASELINE`` (default: ``~/.cache/sotacheck/bigcodebench-0.2.5-baseline/bin/python``, a
-virtual environment with ``scripts/bigcodebench/requirements.txt`` and ``bigcodebench==0.2.5``; see
-bench/RESULTS.md for how it was made). The machine's load average is printed before and after.
+a fresh cache (``XDG_CACHE_HOME``) so that nothing is reused. Each side's CPU time is printed beside its wall
+time (the bench's children's rusage: each judge's whole process tree, since every level waits for its children).
+The baseline's interpreter is ``$SOTACHECK_BIGCODEBENCH_BASELINE`` (default:
+``~/.cache/sotacheck/bigcodebench-0.2.5-baseline/bin/python``, a virtual environment with
+``scripts/bigcodebench/requirements.txt`` and ``bigcodebench==0.2.5``; see bench/RESULTS.md for how it was made). The
+machine's load average is printed before and after.
 
 The baseline runs each task unconfined, as the user who runs this bench (sotacheck's side is jailed): as root, a
 task's tests write where they like on the host (one leaves ``/non/existent/path/test_file.pkl``, others files in
